@@ -1,0 +1,62 @@
+"""The ``ragproof`` command: a thin layer over the library.
+
+Each subcommand lives in its own module under ``pytest_ragproof.commands`` and
+exposes ``add_arguments(parser)`` and ``run(args) -> int``. Modules are imported
+only when their subcommand runs, so ``ragproof --help`` stays fast.
+
+Exit codes: 0 success, 1 the command ran and found a problem (invalid dataset,
+shortfall with ``--fail-on-shortfall``), 2 usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from pytest_ragproof.errors import RagproofError
+
+# name -> (module, one-line help). Keep sorted by workflow order.
+COMMANDS: dict[str, tuple[str, str]] = {}
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pytest-ragproof")
+    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+        return "unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ragproof",
+        description="RAG regression tests in plain pytest: datasets, freezing, reports.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(_module=module)
+        mod = importlib.import_module(module)
+        mod.add_arguments(p)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "_module", None) is None:
+        parser.print_help(sys.stderr)
+        return 2
+    mod = importlib.import_module(args._module)
+    try:
+        return int(mod.run(args))
+    except RagproofError as exc:
+        print(f"ragproof {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:  # pragma: no cover - interactive
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,1 @@
+"""Subcommands of the ``ragproof`` CLI, one module each (see ``pytest_ragproof.cli``)."""

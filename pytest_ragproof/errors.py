@@ -1,0 +1,126 @@
+"""One exception tree for everything pytest-ragproof raises on purpose.
+
+::
+
+    RagproofError                      base of every deliberate error
+    ├── DatasetError                   a dataset file or record is invalid (never echoes values)
+    │   └── FrozenDatasetModifiedError a frozen file no longer matches its hash / canonical form
+    ├── ConfigError                    a bad option, threshold expression or setting
+    ├── MissingExtraError              an optional dependency ("extra") is not installed
+    ├── IngestError                    a corpus path cannot be read at all
+    ├── OutputShapeError               a pipeline returned something we cannot score
+    └── LLMError                       anything from the LLM layer
+        ├── LLMConfigError             no model configured / bad model settings
+        ├── ProviderError              the provider failed (type + HTTP status only)
+        │   └── LLMTimeoutError        the call or the retry budget timed out
+        └── InvalidOutputError         the model's output did not validate, even after repair
+
+The plugin turns these into ``pytest.UsageError`` (configuration, datasets) or item
+failures (pipeline outputs). Messages never contain dataset values: questions,
+answers and contexts are sensitive.
+"""
+
+from __future__ import annotations
+
+
+class RagproofError(Exception):
+    """Base class of every error pytest-ragproof raises deliberately."""
+
+
+class DatasetError(RagproofError):
+    """A dataset source or one of its records is invalid.
+
+    The message names the source, the 1-based record and line where known, the
+    underlying exception type and the fix, and never any value from the record.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        record: int | None = None,
+        line: int | None = None,
+        exc_type: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.reason = message
+        self.source = source
+        self.record = record
+        self.line = line
+        self.exc_type = exc_type
+        self.hint = hint
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where: list[str] = []
+        if self.source is not None:
+            where.append(str(self.source))
+        if self.record is not None:
+            where.append(f"record {self.record}")
+        if self.line is not None:
+            where.append(f"line {self.line}")
+        text = ", ".join(where)
+        out = f"{text}: {self.reason}" if text else self.reason
+        if self.exc_type:
+            out += f" [{self.exc_type}]"
+        if self.hint:
+            out += f". Fix: {self.hint}"
+        return out
+
+
+class FrozenDatasetModifiedError(DatasetError):
+    """A frozen dataset file was changed after it was frozen."""
+
+
+class ConfigError(RagproofError):
+    """An option, ini value, threshold expression or setting is invalid."""
+
+
+class MissingExtraError(RagproofError):
+    """An optional dependency is missing; the message carries the install command."""
+
+    def __init__(self, extra: str, module: str, purpose: str) -> None:
+        self.extra = extra
+        self.module = module
+        super().__init__(
+            f"{purpose} needs the '{module}' package, which is not installed. "
+            f"Install it with: pip install 'pytest-ragproof[{extra}]'"
+        )
+
+
+class IngestError(RagproofError):
+    """A corpus path cannot be read at all (missing path, unusable arguments)."""
+
+
+class OutputShapeError(RagproofError):
+    """A pipeline output has a shape that cannot be scored."""
+
+
+class LLMError(RagproofError):
+    """Base class of the LLM layer's errors."""
+
+
+class LLMConfigError(LLMError):
+    """No model is configured, or the model settings are unusable."""
+
+
+class ProviderError(LLMError):
+    """The provider failed. Only the exception type and HTTP status are kept."""
+
+    def __init__(self, exc_type: str, status: int | None = None, attempts: int = 1) -> None:
+        self.exc_type = exc_type
+        self.status = status
+        self.attempts = attempts
+        status_text = f" (HTTP {status})" if status is not None else ""
+        super().__init__(
+            f"provider call failed: {exc_type}{status_text} after {attempts} attempt(s)"
+        )
+
+
+class LLMTimeoutError(ProviderError):
+    """A call, or the total retry budget, ran out of time."""
+
+
+class InvalidOutputError(LLMError):
+    """The model's output did not validate against the expected schema, even after repair."""
