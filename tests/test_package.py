@@ -30,4 +30,4 @@ def test_unknown_public_name_raises_attribute_error() -> None:
     import pytest_ragproof
 
     with pytest.raises(AttributeError):
-        _ = pytest_ragproof.does_not_exist  # type: ignore[attr-defined]
+        getattr(pytest_ragproof, "does_not_exist")  # noqa: B009
