@@ -1,0 +1,122 @@
+"""Structured output through litellm's real call path against the stub."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from pytest_ragproof.errors import InvalidOutputError
+from tests.llm.conftest import MESSAGES, QA, QA_JSON, SCHEMA_MODEL, MakeClient
+from tests.llm_stub import StubServer, reply
+
+
+def test_structured_reply_is_validated_with_prompt_fallback(
+    llm_stub: StubServer, make_client: MakeClient
+) -> None:
+    llm_stub.script(reply(QA_JSON))
+    client = make_client(cache=False)
+    result = asyncio.run(client.structured(MESSAGES, QA, prompt_version="t-v1"))
+    assert result.value == QA(question="What is BM25?", answer="A ranking function.")
+    assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (11, 7)
+    assert (result.cached, result.attempts, result.repaired) == (False, 1, False)
+    assert result.cost is None  # litellm has no price for this model name
+    body = llm_stub.requests[0]
+    assert "response_format" not in body
+    assert body["messages"][0]["role"] == "system"
+    assert '"question"' in body["messages"][0]["content"]  # the schema is in the prompt
+    assert body["messages"][1:] == MESSAGES
+    assert body["temperature"] == 0
+    assert client.stats.as_dict()["requests"] == 1
+
+
+def test_models_with_schema_support_get_a_json_schema_response_format(
+    llm_stub: StubServer, make_client: MakeClient
+) -> None:
+    llm_stub.script(reply(QA_JSON))
+    client = make_client(model=SCHEMA_MODEL, cache=False, seed=7)
+    result = asyncio.run(client.structured(MESSAGES, QA, prompt_version="t-v1"))
+    body = llm_stub.requests[0]
+    assert body["response_format"]["type"] == "json_schema"
+    assert body["response_format"]["json_schema"]["schema"]["required"] == ["question", "answer"]
+    assert body["messages"] == MESSAGES
+    assert body["seed"] == 7
+    assert result.cost is not None and result.cost > 0
+    assert client.stats.cost_usd == pytest.approx(result.cost)
+
+
+def test_json_inside_prose_and_fences_is_extracted(
+    llm_stub: StubServer, make_client: MakeClient
+) -> None:
+    llm_stub.script(reply(f"Sure! Here it is:\n```json\n{QA_JSON}\n```\nAnything else?"))
+    result = asyncio.run(make_client().structured(MESSAGES, QA, prompt_version="t-v1"))
+    assert result.value.answer == "A ranking function."
+    assert llm_stub.request_count == 1
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        pytest.param("this is not json at all", id="no-json"),
+        pytest.param('{"question": "What is BM25?", "answer": "A rank', id="truncated"),
+        pytest.param("", id="empty"),
+        pytest.param(None, id="null-content"),
+        pytest.param('{"question": "q", "answer": 42}', id="wrong-type"),
+    ],
+)
+def test_invalid_output_is_repaired_once(
+    llm_stub: StubServer, make_client: MakeClient, bad: str | None
+) -> None:
+    llm_stub.script(reply(bad), reply(QA_JSON, prompt_tokens=20, completion_tokens=9))
+    client = make_client()
+    result = asyncio.run(client.structured(MESSAGES, QA, prompt_version="t-v1"))
+    assert result.value.question == "What is BM25?"
+    assert (result.attempts, result.repaired) == (2, True)
+    assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (31, 16)
+    assert client.stats.repairs == 1
+    repair = llm_stub.requests[1]["messages"]
+    assert repair[-2] == {"role": "assistant", "content": bad or ""}
+    assert repair[-1]["role"] == "user"
+    assert "could not be used" in repair[-1]["content"]
+    if bad is not None and "42" in bad:
+        # The summary names where the error is, not the rejected value.
+        assert "answer" in repair[-1]["content"] and "42" not in repair[-1]["content"]
+
+
+def test_output_still_invalid_after_repair_raises_and_is_cached(
+    llm_stub: StubServer, make_client: MakeClient
+) -> None:
+    llm_stub.script(reply("{not json"), reply('{"question": "only half'))
+    client = make_client()
+    with pytest.raises(InvalidOutputError, match=r"did not match QA after one repair") as info:
+        asyncio.run(client.structured(MESSAGES, QA, prompt_version="t-v1"))
+    assert "\n" not in str(info.value)
+    assert llm_stub.request_count == 2
+    assert client.stats.failures["InvalidOutputError"] == 1
+    # A re-run reproduces the same discard from the cache without a request.
+    again = make_client()
+    with pytest.raises(InvalidOutputError):
+        asyncio.run(again.structured(MESSAGES, QA, prompt_version="t-v1"))
+    assert llm_stub.request_count == 2
+    assert again.stats.cache_hits == 1
+
+
+def test_plain_completion_and_cache_hit(llm_stub: StubServer, make_client: MakeClient) -> None:
+    llm_stub.script(reply("plain words"))
+    first = asyncio.run(make_client().complete(MESSAGES, prompt_version="c-v1"))
+    second = asyncio.run(make_client().complete(MESSAGES, prompt_version="c-v1"))
+    assert first.text == second.text == "plain words"
+    assert (first.cached, second.cached, second.attempts) == (False, True, 0)
+    assert second.usage == first.usage
+    assert llm_stub.request_count == 1
+    assert json.dumps(llm_stub.requests[0]["messages"]) == json.dumps(MESSAGES)
+
+
+def test_a_different_prompt_version_misses_the_cache(
+    llm_stub: StubServer, make_client: MakeClient
+) -> None:
+    llm_stub.script(reply(QA_JSON), reply(QA_JSON))
+    asyncio.run(make_client().structured(MESSAGES, QA, prompt_version="t-v1"))
+    asyncio.run(make_client().structured(MESSAGES, QA, prompt_version="t-v2"))
+    assert llm_stub.request_count == 2
