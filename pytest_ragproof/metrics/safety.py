@@ -87,25 +87,13 @@ def _compile(patterns: Iterable[str], origin: str) -> tuple[re.Pattern[str], ...
     return tuple(compiled)
 
 
-@lru_cache(maxsize=32)
-def _compiled_language(language: str, version: int) -> tuple[re.Pattern[str], ...]:
-    # ``version`` changes on every registration, so stale compiled sets are never used.
-    del version
-    return _compile(_registry[language], f"abstention ({language})")
-
-
-_version = 0
-
-
 def register_abstain_patterns(
     language: str, patterns: Iterable[str], *, replace: bool = False
 ) -> None:
     """Add (or, with ``replace=True``, set) the abstention patterns of ``language``."""
-    global _version
     new = tuple(patterns)
     _compile(new, f"abstention ({language})")  # validate before storing
     _registry[language] = new if replace else _registry.get(language, ()) + new
-    _version += 1
 
 
 def abstain_languages() -> list[str]:
@@ -133,16 +121,18 @@ def abstained(answer: str, *, language: str = "en", extra_patterns: Iterable[str
     text = unicodedata.normalize("NFKC", answer).translate(_APOSTROPHES)
     if not text.strip():
         return 1.0
-    compiled = _compiled_language(language, _version)
+    compiled = _compiled(_registry[language], f"abstention ({language})")
     extra = tuple(extra_patterns)
     if extra:
-        compiled = compiled + _compile_extra(extra)
+        compiled = compiled + _compiled(extra, "user abstention")
     return 1.0 if any(p.search(text) for p in compiled) else 0.0
 
 
-@lru_cache(maxsize=32)
-def _compile_extra(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
-    return _compile(patterns, "user abstention")
+@lru_cache(maxsize=64)
+def _compiled(patterns: tuple[str, ...], origin: str) -> tuple[re.Pattern[str], ...]:
+    # Keyed by the pattern tuple itself, so a registration can never leave a
+    # stale compiled set behind.
+    return _compile(patterns, origin)
 
 
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>")
