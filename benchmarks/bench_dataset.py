@@ -1,0 +1,105 @@
+"""Freezing and loading 100,000 cases, as ratios against a floor measured in the same run.
+
+Floors (issue 2):
+- freeze: ``json.loads`` per line + canonical ``json.dumps`` + sha256; limit 2x.
+- load a frozen file: ``json.load`` + canonical dumps + hash; limit 2.5x.
+Peak memory of loading is measured in a child process (ru_maxrss).
+
+Run: python benchmarks/bench_dataset.py [--cases N] [--rounds R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks._common import compare, report  # noqa: E402
+from pytest_ragproof.dataset.freeze import freeze  # noqa: E402
+from pytest_ragproof.dataset.io import load_dataset  # noqa: E402
+
+WORDS = "alpha beta gamma delta retrieval answer corpus index chunk token vector".split()
+
+
+def make_cases(n: int, seed: int = 0) -> list[dict[str, object]]:
+    rng = random.Random(seed)
+
+    def text(chars: int) -> str:
+        out: list[str] = []
+        size = 0
+        while size < chars:
+            word = rng.choice(WORDS)
+            out.append(word)
+            size += len(word) + 1
+        return " ".join(out)
+
+    return [
+        {
+            "id": f"case-{i:06d}",
+            "kind": "qa",
+            "question": text(100) + "?",
+            "expected_answer": text(200),
+            "expected_source_ids": [f"docs/file{i % 97}.md", f"docs/file{i % 89}.md#3"],
+            "metadata": {"topic": rng.choice(WORDS), "difficulty": rng.randint(1, 5), "w": 0.5},
+        }
+        for i in range(n)
+    ]
+
+
+def floor_freeze(path: Path) -> None:
+    with path.open(encoding="utf-8") as fh:
+        cases = [json.loads(line) for line in fh]
+    blob = json.dumps(cases, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def floor_load(path: Path) -> None:
+    with path.open(encoding="utf-8") as fh:
+        doc = json.load(fh)
+    blob = json.dumps(doc["cases"], sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def peak_rss_mb(frozen: Path) -> float:
+    code = (
+        "import resource,sys;from pytest_ragproof.dataset.io import load_dataset;"
+        f"load_dataset({str(frozen)!r});"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return int(out.stdout.strip()) / 1024
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cases", type=int, default=100_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "cases.jsonl"
+        with src.open("w", encoding="utf-8") as fh:
+            for case in make_cases(args.cases):
+                fh.write(json.dumps(case) + "\n")
+        out = Path(tmp) / "cases.frozen.json"
+        size_mb = src.stat().st_size / 1e6
+        print(f"{args.cases} cases, {size_mb:.1f} MB JSONL")
+        c = compare(lambda: floor_freeze(src), lambda: freeze(src, out), rounds=args.rounds)
+        print(report("freeze", c, 2.0))
+        c = compare(lambda: floor_load(out), lambda: load_dataset(out), rounds=args.rounds)
+        print(report("load frozen", c, 2.5))
+        base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"peak RSS loading the frozen file (child process): {peak_rss_mb(out):.0f} MB "
+              f"(frozen file {out.stat().st_size / 1e6:.1f} MB; this process {base_rss:.0f} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,42 @@
+"""``ragproof validate FILE``: check a dataset and print its counts and hash."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+
+from pytest_ragproof.commands._dataset_args import add_field_map_arguments, field_map_from
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="dataset: JSONL, JSON array, CSV (with --map) or frozen JSON")
+    add_field_map_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from pytest_ragproof.dataset.io import load_dataset
+
+    dataset = load_dataset(args.file, field_map=field_map_from(args))
+    print(f"{args.file}: valid, {len(dataset)} case(s)")
+    state = "frozen (hash verified)" if dataset.frozen else "not frozen"
+    if dataset.upgraded_from is not None:
+        state += f", upgraded from schema_version {dataset.upgraded_from}"
+    print(f"state: {state}")
+    print(f"sha256: {dataset.sha256}")
+    if dataset.n_rejected:
+        print(f"rejected cases left out: {dataset.n_rejected}")
+    for title, counter in (
+        ("kind", Counter(c.kind for c in dataset)),
+        ("question_type", Counter(c.question_type for c in dataset)),
+        ("split", Counter(c.split or "(none)" for c in dataset)),
+        ("review_status", Counter(c.review_status or "(none)" for c in dataset)),
+    ):
+        rows = sorted(counter.items())
+        print()
+        print(tabulate(rows, headers=[title, "cases"], tablefmt="simple"))
+    if dataset.n_pending:
+        print(f"\nwarning: {dataset.n_pending} case(s) pending review", file=sys.stderr)
+    return 0

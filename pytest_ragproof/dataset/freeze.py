@@ -1,0 +1,91 @@
+"""Freezing: validate a dataset and write its canonical, hashed frozen file."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytest_ragproof.dataset.canonical import frozen_text
+from pytest_ragproof.dataset.fieldmap import DatasetFieldMap
+from pytest_ragproof.dataset.io import Dataset, load_dataset
+from pytest_ragproof.dataset.models import SCHEMA_VERSION
+from pytest_ragproof.errors import DatasetError
+
+
+@dataclass(frozen=True)
+class FreezeResult:
+    """What a freeze wrote and left out."""
+
+    path: Path
+    dataset: Dataset
+    n_cases: int
+    n_pending: int
+    n_rejected: int
+
+
+def default_output(path: Path) -> Path:
+    """``<stem>.frozen.json`` beside the input (``cases.jsonl`` -> ``cases.frozen.json``)."""
+    stem = path.name
+    for suffix in (".frozen.json", ".jsonl", ".json", ".csv"):
+        if stem.lower().endswith(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    return path.with_name(f"{stem}.frozen.json")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file in the same folder."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def freeze_dataset(dataset: Dataset, out: Path, *, require_review: bool = False) -> FreezeResult:
+    """Write ``dataset`` as a frozen file at ``out``."""
+    if require_review and dataset.n_pending:
+        raise DatasetError(
+            f"{dataset.n_pending} case(s) are still pending review",
+            source=dataset.source,
+            hint="set review_status to approved or rejected for every case, "
+            "or freeze without --require-review",
+        )
+    text = frozen_text(dataset.canonical_cases, SCHEMA_VERSION, dataset.sha256)
+    write_atomic(out, text)
+    return FreezeResult(
+        path=out,
+        dataset=dataset,
+        n_cases=len(dataset.cases),
+        n_pending=dataset.n_pending,
+        n_rejected=dataset.n_rejected,
+    )
+
+
+def freeze(
+    path: str | os.PathLike[str],
+    out: str | os.PathLike[str] | None = None,
+    *,
+    require_review: bool = False,
+    field_map: DatasetFieldMap | None = None,
+) -> Path:
+    """Validate ``path`` and write ``<stem>.frozen.json`` beside it (or ``out``).
+
+    Rejected cases are left out; pending ones are frozen (``require_review=True``
+    refuses while any is pending). Returns the path written.
+    """
+    src = Path(path)
+    dataset = load_dataset(src, field_map=field_map)
+    target = Path(out) if out is not None else default_output(src)
+    if target.resolve() == src.resolve():
+        raise DatasetError(
+            "the output would overwrite the input",
+            source=str(src),
+            hint="choose another output path with -o",
+        )
+    return freeze_dataset(dataset, target, require_review=require_review).path

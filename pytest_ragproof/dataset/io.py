@@ -1,0 +1,512 @@
+"""The only code that reads dataset files: JSONL, JSON arrays, CSV, frozen files.
+
+``load_dataset`` turns any supported source into a :class:`Dataset`. Every record
+is normalized (``normalize.py``), validated (``models.py``) and hashed in its
+canonical form; frozen files are additionally verified (``canonical.py``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from pytest_ragproof.dataset.canonical import (
+    FORMAT,
+    canonical_json,
+    dataset_hash,
+    frozen_text,
+    values_may_be_non_canonical,
+)
+from pytest_ragproof.dataset.fieldmap import DatasetFieldMap
+from pytest_ragproof.dataset.models import SCHEMA_VERSION, Case
+from pytest_ragproof.dataset.normalize import (
+    DEFAULTS,
+    DEFAULTS_V1,
+    PROVENANCE_DEFAULTS,
+    RecordError,
+    normalize_record,
+)
+from pytest_ragproof.errors import DatasetError, FrozenDatasetModifiedError
+
+__all__ = ["Dataset", "DatasetFieldMap", "load_dataset"]
+
+_SCHEMA_HINT = "see docs/datasets.md for the case schema"
+_PROV_KEYS = PROVENANCE_DEFAULTS.keys()
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Validated cases plus what identifies them.
+
+    ``sha256`` is the dataset hash of the cases as loaded (for a current-version
+    frozen file, the hash stored in it). ``frozen`` is true for verified frozen
+    files. Rejected cases are left out (``n_rejected``).
+    """
+
+    cases: tuple[Case, ...]
+    sha256: str
+    frozen: bool
+    source: str | None = None
+    schema_version: int = SCHEMA_VERSION
+    n_rejected: int = 0
+    upgraded_from: int | None = None
+    canonical_cases: tuple[str, ...] = field(default=(), repr=False, compare=False)
+
+    @property
+    def n_pending(self) -> int:
+        return sum(1 for case in self.cases if case.review_status == "pending")
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+    def __iter__(self) -> Iterator[Case]:
+        return iter(self.cases)
+
+    def by_id(self) -> dict[str, Case]:
+        return {case.id: case for case in self.cases}
+
+
+@dataclass
+class _Raw:
+    record: int
+    line: int | None
+    value: Any
+
+
+def _fail(
+    source: str, raw: _Raw | None, reason: str, *, hint: str | None, exc_type: str | None
+) -> DatasetError:
+    return DatasetError(
+        reason,
+        source=source,
+        record=None if raw is None else raw.record,
+        line=None if raw is None else raw.line,
+        exc_type=exc_type,
+        hint=hint,
+    )
+
+
+def _validation_message(exc: ValidationError) -> tuple[str, str]:
+    """A value-free reason from pydantic's first error (pydantic keeps inputs separately)."""
+    err = exc.errors(include_url=False, include_input=False, include_context=False)[0]
+    loc = ".".join(str(p) for p in err["loc"])
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    reason = f"field '{loc}': {msg}" if loc else msg
+    return reason, f"ValidationError:{err['type']}"
+
+
+class _Builder:
+    """Validates records one by one and collects canonical texts and duplicates."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.cases: list[Case] = []
+        self.jsons: list[str] = []
+        self.seen: dict[str, tuple[int, bool]] = {}
+        self.n_rejected = 0
+
+    def add(
+        self, raw: _Raw, canon: dict[str, Any], implicit_id: bool, text: str | None = None
+    ) -> None:
+        try:
+            case = Case.model_validate(canon)
+        except ValidationError as exc:
+            reason, exc_type = _validation_message(exc)
+            raise _fail(self.source, raw, reason, hint=_SCHEMA_HINT, exc_type=exc_type) from None
+        previous = self.seen.get(case.id)
+        if previous is not None:
+            first, first_implicit = previous
+            if implicit_id and first_implicit:
+                reason = f"has no id and the same content as record {first}"
+                hint = "remove the duplicate or give both records an explicit id"
+            else:
+                reason = f"has the same id as record {first}"
+                hint = "ids must be unique; rename one of them"
+            raise _fail(self.source, raw, reason, hint=hint, exc_type="DuplicateId")
+        self.seen[case.id] = (raw.record, implicit_id)
+        if case.review_status == "rejected":
+            self.n_rejected += 1
+            return
+        self.cases.append(case)
+        self.jsons.append(text if text is not None else canonical_json(canon))
+
+
+def _decode(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DatasetError(
+            f"cannot read the file ({exc.strerror or 'OS error'})",
+            source=str(path),
+            exc_type=type(exc).__name__,
+            hint="check the path and its permissions",
+        ) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise DatasetError(
+            f"is not UTF-8 text (byte {exc.start + 1})",
+            source=str(path),
+            line=line,
+            exc_type="UnicodeDecodeError",
+            hint="save the file as UTF-8",
+        ) from None
+    while text.startswith("\ufeff"):
+        text = text[1:]
+    return text
+
+
+def _json_error(source: str, text: str, exc: json.JSONDecodeError, record: int | None) -> None:
+    raise DatasetError(
+        f"invalid JSON: {exc.msg} (column {exc.colno})",
+        source=source,
+        record=record,
+        line=exc.lineno,
+        exc_type="JSONDecodeError",
+        hint="fix the JSON syntax at that position",
+    ) from None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def _iter_jsonl(source: str, text: str) -> Iterator[_Raw]:
+    record = 0
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        record += 1
+        try:
+            value = _loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(
+                f"invalid JSON: {exc.msg} (column {exc.colno})",
+                source=source,
+                record=record,
+                line=lineno,
+                exc_type="JSONDecodeError",
+                hint="each line of a JSONL file must be one JSON object",
+            ) from None
+        except ValueError:
+            raise DatasetError(
+                "holds NaN or Infinity, which JSON does not allow",
+                source=source,
+                record=record,
+                line=lineno,
+                exc_type="ValueError",
+                hint="use a finite number or a string",
+            ) from None
+        yield _Raw(record, lineno, value)
+
+
+def _element_lines(text: str) -> list[int]:
+    """Start line of each element of a top-level JSON array (only computed on error)."""
+    decoder = json.JSONDecoder()
+    lines: list[int] = []
+    pos = text.index("[") + 1
+    n = len(text)
+    while True:
+        while pos < n and text[pos] in " \t\n\r,":
+            pos += 1
+        if pos >= n or text[pos] == "]":
+            return lines
+        lines.append(text.count("\n", 0, pos) + 1)
+        _, pos = decoder.raw_decode(text, pos)
+
+
+def _iter_json_array(source: str, text: str, values: list[Any]) -> Iterator[_Raw]:
+    line_cache: list[int] | None = None
+    for i, value in enumerate(values, start=1):
+        raw = _Raw(i, None, value)
+        if not isinstance(value, Mapping):
+            line_cache = line_cache or _element_lines(text)
+            raw.line = line_cache[i - 1]
+        yield raw
+
+
+def _iter_csv(source: str, text: str, field_map: DatasetFieldMap | None) -> Iterator[_Raw]:
+    if field_map is None:
+        raise DatasetError(
+            "a CSV dataset needs an explicit field map",
+            source=source,
+            hint="pass field_map=DatasetFieldMap({...}) or, on the command line, "
+            "--map COLUMN=FIELD for each column (columns named like case fields map to "
+            "themselves: --map question=question)",
+        )
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    record = 0
+    start_line = 2
+    try:
+        for row in reader:
+            record += 1
+            yield _Raw(record, start_line, row)
+            start_line = reader.line_num + 1
+    except csv.Error as exc:
+        raise DatasetError(
+            "malformed CSV",
+            source=source,
+            record=record + 1,
+            line=reader.line_num,
+            exc_type="csv.Error",
+            hint="check the quoting of that row",
+        ) from exc
+
+
+def _sniff(path: Path, text: str) -> str:
+    if path.suffix.lower() == ".csv":
+        return "csv"
+    head = text.lstrip()
+    if head.startswith("["):
+        return "array"
+    if head.startswith("{"):
+        try:
+            value = _loads(text)
+        except ValueError:
+            return "jsonl"
+        if isinstance(value, dict) and ("format" in value or "cases" in value):
+            return "frozen"
+    return "jsonl"
+
+
+def _build(
+    source: str,
+    raws: Iterable[_Raw],
+    field_map: DatasetFieldMap | None,
+    *,
+    from_csv: bool = False,
+) -> Dataset:
+    builder = _Builder(source)
+    for raw in raws:
+        if not isinstance(raw.value, Mapping):
+            raise _fail(
+                source,
+                raw,
+                f"is a JSON {type(raw.value).__name__}, not an object",
+                hint="each record must be a JSON object of case fields",
+                exc_type="TypeError",
+            )
+        try:
+            record = raw.value
+            if field_map is not None:
+                record = field_map.apply(record, from_csv=from_csv)
+            implicit_id = record.get("id") is None
+            canon = normalize_record(record)
+        except RecordError as exc:
+            raise _fail(
+                source, raw, exc.reason, hint=exc.hint or _SCHEMA_HINT, exc_type=exc.exc_type
+            ) from None
+        builder.add(raw, canon, implicit_id)
+    return _finish(source, builder, frozen=False)
+
+
+def _finish(
+    source: str,
+    builder: _Builder,
+    *,
+    frozen: bool,
+    sha256: str | None = None,
+    upgraded_from: int | None = None,
+) -> Dataset:
+    if not builder.cases:
+        raise DatasetError(
+            "holds no cases" + (" that are not rejected" if builder.n_rejected else ""),
+            source=source,
+            hint="add at least one case",
+        )
+    jsons = tuple(builder.jsons)
+    return Dataset(
+        cases=tuple(builder.cases),
+        sha256=sha256 or dataset_hash(jsons),
+        frozen=frozen,
+        source=source,
+        n_rejected=builder.n_rejected,
+        upgraded_from=upgraded_from,
+        canonical_cases=jsons,
+    )
+
+
+def _modified(source: str, reason: str, line: int | None = None) -> FrozenDatasetModifiedError:
+    return FrozenDatasetModifiedError(
+        f"{reason}: the file was modified after freezing",
+        source=source,
+        line=line,
+        hint="restore it from version control, or re-freeze the reviewed source "
+        "with 'ragproof freeze'",
+    )
+
+
+def _load_frozen(source: str, text: str) -> Dataset:
+    try:
+        doc = _loads(text)
+    except json.JSONDecodeError as exc:
+        raise _modified(source, f"invalid JSON ({exc.msg})", exc.lineno) from None
+    except ValueError:
+        raise _modified(source, "holds NaN or Infinity") from None
+    fmt = doc.get("format") if isinstance(doc, dict) else None
+    if fmt != FORMAT:
+        if isinstance(fmt, str) and fmt.startswith("ragproof.dataset/"):
+            raise DatasetError(
+                f"uses the frozen format '{fmt[:40]}', newer than this pytest-ragproof reads "
+                f"('{FORMAT}')",
+                source=source,
+                hint="upgrade: pip install -U pytest-ragproof",
+            )
+        raise _modified(source, "has no valid 'format' field")
+    version = doc.get("schema_version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise _modified(source, "has no valid 'schema_version'")
+    if version > SCHEMA_VERSION:
+        raise DatasetError(
+            f"has schema_version {version}; this pytest-ragproof reads versions up to "
+            f"{SCHEMA_VERSION}",
+            source=source,
+            hint=f"install a pytest-ragproof release that supports schema_version {version}: "
+            "pip install -U pytest-ragproof",
+        )
+    stored = doc.get("sha256")
+    cases = doc.get("cases")
+    if set(doc) != {"format", "schema_version", "sha256", "cases"}:
+        raise _modified(source, "has fields other than format, schema_version, sha256, cases")
+    if not isinstance(stored, str) or not isinstance(cases, list):
+        raise _modified(source, "has no valid 'sha256' or 'cases'")
+    field_keys = (DEFAULTS if version >= SCHEMA_VERSION else DEFAULTS_V1).keys()
+    jsons: list[str] = []
+    for i, case in enumerate(cases, start=1):
+        if not isinstance(case, dict):
+            raise _modified(source, f"record {i} is not an object", i + 1)
+        jsons.append(canonical_json(case))
+    expected = frozen_text(jsons, version, stored)
+    normalized_text = text.replace("\r\n", "\n")  # tolerate git's line-ending conversion
+    if expected != normalized_text:
+        pos = next(
+            (i for i, (a, b) in enumerate(zip(expected, normalized_text, strict=False)) if a != b),
+            min(len(expected), len(normalized_text)),
+        )
+        line = normalized_text.count("\n", 0, pos) + 1
+        raise _modified(source, "differs from the canonical frozen layout", line)
+    if dataset_hash(jsons) != stored:
+        raise _modified(source, "its cases do not match the stored sha256")
+    # Values must already be normalized. A whole-text screen clears the common
+    # case cheaply; anything suspect is checked record by record, exactly.
+    exact = values_may_be_non_canonical(normalized_text) or any(
+        case.keys() != field_keys
+        or (isinstance(case.get("provenance"), dict) and case["provenance"].keys() != _PROV_KEYS)
+        for case in cases
+    )
+    canons: list[dict[str, Any]] = cases
+    if exact:
+        canons = []
+        for i, case in enumerate(cases, start=1):
+            try:
+                canon = normalize_record(case, schema_version=version)
+            except RecordError as exc:
+                raise _fail(
+                    source, _Raw(i, i + 1, None), exc.reason, hint=exc.hint, exc_type=exc.exc_type
+                ) from None
+            if canon != case:
+                raise _modified(source, f"record {i} is not in canonical form", i + 1)
+            canons.append(canon)
+    builder = _Builder(source)
+    upgraded = version < SCHEMA_VERSION
+    for i, canon in enumerate(canons, start=1):
+        raw = _Raw(i, i + 1, None)
+        if upgraded:
+            try:
+                canon = normalize_record(canon)
+            except RecordError as exc:
+                raise _fail(source, raw, exc.reason, hint=exc.hint, exc_type=exc.exc_type) from None
+            builder.add(raw, canon, implicit_id=False)
+        else:
+            builder.add(raw, canon, implicit_id=False, text=jsons[i - 1])
+    if builder.n_rejected:
+        raise _modified(source, "holds rejected cases, which freezing leaves out")
+    return _finish(
+        source,
+        builder,
+        frozen=True,
+        sha256=None if upgraded else stored,
+        upgraded_from=version if upgraded else None,
+    )
+
+
+def load_dataset(
+    source: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
+    *,
+    field_map: DatasetFieldMap | None = None,
+) -> Dataset:
+    """Load, normalize and validate a dataset; verify it if it is a frozen file.
+
+    ``source`` is a path (JSONL, JSON array, CSV with ``field_map``, frozen JSON)
+    or an iterable of mappings. Raises :class:`~pytest_ragproof.errors.DatasetError`
+    for any invalid input, naming source, record and line but no record values.
+    """
+    if isinstance(source, str | os.PathLike):
+        path = Path(source)
+        name = str(source)
+        text = _decode(path)
+        kind = _sniff(path, text)
+        if kind == "frozen":
+            return _load_frozen(name, text)
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        if kind == "csv":
+            return _build(name, _iter_csv(name, text, field_map), field_map, from_csv=True)
+        if kind == "array":
+            try:
+                values = _loads(text)
+            except json.JSONDecodeError as exc:
+                _json_error(name, text, exc, None)
+            except ValueError:
+                raise DatasetError(
+                    "holds NaN or Infinity, which JSON does not allow",
+                    source=name,
+                    exc_type="ValueError",
+                    hint="use a finite number or a string",
+                ) from None
+            return _build(name, _iter_json_array(name, text, values), field_map)
+        return _build(name, _iter_jsonl(name, text), field_map)
+    if isinstance(source, Mapping | bytes):
+        raise DatasetError(
+            f"expected a path or an iterable of mappings, got a {type(source).__name__}",
+            source="<python>",
+            hint="pass a list of dicts, e.g. load_dataset([{'kind': 'qa', ...}])",
+        )
+    try:
+        iterator = iter(source)
+    except TypeError:
+        raise DatasetError(
+            f"expected a path or an iterable of mappings, got a {type(source).__name__}",
+            source="<python>",
+            hint="pass a path or a list of dicts",
+        ) from None
+    raws = (_Raw(i, None, value) for i, value in enumerate(iterator, start=1))
+    return _build("<python>", raws, field_map)
+
+
+def case_record(case: Case) -> dict[str, Any]:
+    """The case as a compact record: canonical values, fields at their default left out."""
+    canon = normalize_record(case.model_dump(mode="json"))
+    return {k: v for k, v in canon.items() if k == "id" or v != DEFAULTS[k]}
+
+
+def write_jsonl(cases: Iterable[Case], path: str | os.PathLike[str]) -> Path:
+    """Write cases as a reviewable JSONL file (one compact record per line), atomically."""
+    from pytest_ragproof.dataset.freeze import write_atomic
+
+    target = Path(path)
+    lines = [canonical_json(case_record(case)) + "\n" for case in cases]
+    write_atomic(target, "".join(lines))
+    return target

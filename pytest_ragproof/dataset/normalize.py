@@ -1,0 +1,290 @@
+"""Record normalization: raw mapping -> canonical case dict.
+
+The canonical dict of a case holds every schema field (defaults filled in), all
+strings normalized (LF, NFC, outer whitespace stripped) and JSON containers as
+plain lists and dicts. It is what gets hashed and written into frozen files, and
+a frozen file is accepted only if re-normalizing its cases changes nothing.
+
+Errors raised here are :class:`RecordError` with value-free reasons; the loader
+adds source, record and line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pytest_ragproof.textnorm import describe_char, find_disallowed_control, normalize_text
+
+ID_DOMAIN = b"ragproof.case-id/1\x00"
+
+# Field -> default of the canonical form (schema version 2).
+DEFAULTS: dict[str, Any] = {
+    "id": None,
+    "kind": None,
+    "question": None,
+    "expected_answer": None,
+    "expected_source_ids": [],
+    "reference_contexts": [],
+    "adversarial_payload": None,
+    "canary": None,
+    "question_type": "simple",
+    "conversation_history": [],
+    "tags": [],
+    "metadata": {},
+    "split": None,
+    "synthetic": False,
+    "provenance": None,
+    "review_status": None,
+}
+FIELDS = frozenset(DEFAULTS)
+
+# The original RAGProof layout (schema version 1, seed 000).
+DEFAULTS_V1: dict[str, Any] = {
+    "id": None,
+    "kind": None,
+    "question": None,
+    "expected_answer": None,
+    "expected_source_ids": [],
+    "adversarial_payload": None,
+    "tags": [],
+    "metadata": {},
+}
+
+PROVENANCE_DEFAULTS: dict[str, Any] = {
+    "document_id": None,
+    "chunk_id": None,
+    "span": None,
+    "model": None,
+    "prompt_version": None,
+    "generator_version": None,
+    "seed": None,
+    "usage": None,
+    "confidence": None,
+}
+
+_STRING_FIELDS = frozenset(
+    {"id", "kind", "question", "expected_answer", "adversarial_payload", "canary"}
+    | {"question_type", "split", "review_status"}
+)
+_STRING_LIST_FIELDS = frozenset({"expected_source_ids", "reference_contexts", "tags"})
+# Fields that do not identify a case's content: a derived id must not change when
+# a case is reviewed or assigned to a split.
+_NOT_IN_DERIVED_ID = frozenset({"id", "split", "review_status"})
+
+_CANARY_TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9])?")
+
+
+class RecordError(ValueError):
+    """A record is invalid. ``reason`` never contains record values."""
+
+    def __init__(self, reason: str, *, hint: str | None = None, exc_type: str | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.hint = hint
+        self.exc_type = exc_type
+
+
+def _check_controls(text: str, where: str) -> None:
+    pos = find_disallowed_control(text)
+    if pos is not None:
+        raise RecordError(
+            f"{where} contains the disallowed control character {describe_char(text[pos])} "
+            f"at character {pos + 1}",
+            hint="remove the control character (tab and line feed are allowed)",
+        )
+
+
+def _string(value: Any, where: str) -> Any:
+    if type(value) is str:
+        # Fast path: printable ASCII with no outer whitespace is already canonical
+        # (no CR, no control characters, NFC trivially). strip() returns the same
+        # object when there is nothing to strip.
+        if value.strip() is value and value.isascii() and value.isprintable():
+            return value
+        text = normalize_text(value)
+        _check_controls(text, where)
+        return text
+    if isinstance(value, str):
+        text = normalize_text(str(value))
+        _check_controls(text, where)
+        return text
+    return value  # type errors are reported by the model
+
+
+def _clean(value: str) -> bool:
+    """True when a string is printable ASCII without outer whitespace (already canonical)."""
+    return value.strip() is value and value.isascii() and value.isprintable()
+
+
+def _json_value(value: Any, where: str) -> Any:
+    """Normalize strings inside a JSON value and reject what JSON cannot hold."""
+    kind = type(value)
+    if kind is int or kind is bool or value is None:
+        return value
+    if kind is str:
+        return value if _clean(value) else _string(value, where)
+    if kind is dict:
+        # Fast path: a flat object of clean keys and scalar values is kept as a copy.
+        for key, item in value.items():
+            if type(key) is not str or not _clean(key):
+                break
+            t = type(item)
+            if t is str:
+                if not _clean(item):
+                    break
+            elif not (t is int or t is bool or item is None or (t is float and item - item == 0)):
+                break
+        else:
+            return dict(value)
+    if isinstance(value, str):
+        return _string(value, where)
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise RecordError(
+                f"{where} holds a non-finite number", hint="use a finite number or a string"
+            )
+        return value
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise RecordError(f"{where} has a non-string key", hint="use string keys")
+            nkey = _string(key, f"a key of {where}")
+            if nkey in out:
+                raise RecordError(
+                    f"{where} has two keys that are equal after normalization",
+                    hint="rename one of them",
+                )
+            out[nkey] = _json_value(item, f"{where}.{nkey[:40]}")
+        return out
+    if isinstance(value, list | tuple):
+        return [_json_value(item, f"{where}[{i}]") for i, item in enumerate(value)]
+    raise RecordError(
+        f"{where} holds a {type(value).__name__}, which is not a JSON value",
+        hint="use strings, numbers, booleans, null, arrays and objects only",
+    )
+
+
+def _string_list(value: Any, field: str) -> Any:
+    if type(value) is list:
+        for item in value:
+            if type(item) is not str or not _clean(item):
+                break
+        else:
+            return list(value)
+    if isinstance(value, list | tuple):
+        out = []
+        for i, item in enumerate(value):
+            if not isinstance(item, str):
+                raise RecordError(
+                    f"{field}[{i}] is a {type(item).__name__}, not a string",
+                    hint=f"make every entry of {field} a string",
+                )
+            out.append(_string(item, f"{field}[{i}]"))
+        return out
+    return value
+
+
+def _history(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        out: list[Any] = []
+        for i, turn in enumerate(value):
+            if isinstance(turn, Mapping):
+                turn = dict(turn)
+                if "content" in turn:
+                    turn["content"] = _string(turn["content"], f"conversation_history[{i}].content")
+                if "role" in turn:
+                    turn["role"] = _string(turn["role"], f"conversation_history[{i}].role")
+            out.append(turn)
+        return out
+    return value
+
+
+def _provenance(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        normalized = _json_value(value, "provenance")
+        return {**PROVENANCE_DEFAULTS, **normalized}
+    return value
+
+
+_NORMALIZERS: dict[str, Callable[[Any], Any]] = {
+    "conversation_history": _history,
+    "provenance": _provenance,
+    "metadata": lambda v: _json_value(v, "metadata") if isinstance(v, Mapping) else v,
+}
+
+
+def derive_canary(payload: str) -> str | None:
+    """The documented canary rule: the longest code-like token of the payload.
+
+    A token is a run of ASCII letters, digits, ``-`` and ``_`` that starts and ends
+    with a letter or digit, is at least 6 characters long and holds a digit or a
+    dash. The longest wins; among equally long ones, the first. None if none.
+    """
+    best: str | None = None
+    for match in _CANARY_TOKEN.finditer(payload):
+        token = match.group()
+        if len(token) < 6 or not (("-" in token) or any(c.isdigit() for c in token)):
+            continue
+        if best is None or len(token) > len(best):
+            best = token
+    return best
+
+
+def derive_id(canonical: Mapping[str, Any]) -> str:
+    """Domain-separated content hash for records without an id."""
+    content = {k: v for k, v in canonical.items() if k not in _NOT_IN_DERIVED_ID}
+    blob = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "case-" + hashlib.sha256(ID_DOMAIN + blob.encode("utf-8")).hexdigest()[:16]
+
+
+_BAD_ID = re.compile(r"\s|::|\[")
+
+
+def _check_id(case_id: Any) -> None:
+    if isinstance(case_id, str) and _BAD_ID.search(case_id):
+        raise RecordError(
+            "id contains whitespace, '::' or '['",
+            hint="use ids made of letters, digits, '-', '_', '.' or '/'",
+        )
+
+
+def normalize_record(raw: Mapping[str, Any], *, schema_version: int = 2) -> dict[str, Any]:
+    """Return the canonical dict of one record (see module docstring)."""
+    defaults = DEFAULTS if schema_version >= 2 else DEFAULTS_V1
+    out = dict(defaults)
+    for key, value in raw.items():
+        if key not in defaults:
+            name = key[:40] if isinstance(key, str) else type(key).__name__
+            raise RecordError(
+                f"unknown field '{name}'",
+                hint="remove it, or rename the source field with a DatasetFieldMap "
+                "(free-form values belong in 'metadata')",
+            )
+        if key in _STRING_FIELDS:
+            out[key] = value if type(value) is str and _clean(value) else _string(value, key)
+        elif key in _STRING_LIST_FIELDS:
+            out[key] = _string_list(value, key)
+        else:
+            fn = _NORMALIZERS.get(key)
+            out[key] = fn(value) if fn is not None else value
+    if out["question"] == "":
+        raise RecordError("question is empty after normalization", hint="write a question")
+    for key in ("expected_answer", "adversarial_payload", "canary", "id"):
+        if out.get(key) == "":
+            raise RecordError(f"{key} is empty", hint=f"give {key} a value or leave it out")
+    if schema_version >= 2 and out["kind"] == "injection" and out["canary"] is None:
+        payload = out["adversarial_payload"]
+        if isinstance(payload, str):
+            out["canary"] = derive_canary(payload)
+    if out["id"] is None:
+        out["id"] = derive_id(out)
+    _check_id(out["id"])
+    return out
