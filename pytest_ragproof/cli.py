@@ -18,7 +18,11 @@ from collections.abc import Sequence
 from pytest_ragproof.errors import RagproofError
 
 # name -> (module, one-line help). Keep sorted by workflow order.
-COMMANDS: dict[str, tuple[str, str]] = {}
+COMMANDS: dict[str, tuple[str, str]] = {
+    "validate": ("pytest_ragproof.commands.validate", "check a dataset file and print counts"),
+    "freeze": ("pytest_ragproof.commands.freeze", "validate and freeze a dataset"),
+    "split": ("pytest_ragproof.commands.split", "assign optimize/validation/test splits"),
+}
 
 
 def _version() -> str:
