@@ -85,18 +85,19 @@ def retrieval_metrics(
     n_rel = len(rel)
     if n_rel == 0:
         raise ValueError("retrieval metrics need at least one relevant id")
-    # dict.fromkeys keeps first occurrences in order (the de-dup rule), and
-    # zip/range number them; both run in C, only the relevant ids loop in Python.
-    rank_of = dict(zip(dict.fromkeys(ranked_ids), range(1, len(ranked_ids) + 1), strict=False))
-    ranks = sorted([rank_of[r] for r in rel if r in rank_of])
-
+    # dict.fromkeys keeps first occurrences in order (the de-dup rule) and runs
+    # in C; only the few relevant ids are looked up from Python, and the list
+    # scan for their ranks (also C) happens only when one was retrieved.
+    deduped = dict.fromkeys(ranked_ids)
+    retrieved = [r for r in rel if r in deduped]
     out: dict[str, float] = {}
-    if not ranks:
+    if not retrieved:
         for _k, hit, recall, precision, ndcg in plan:
             out[hit] = out[recall] = out[precision] = out[ndcg] = 0.0
         out["mrr"] = out["map"] = out["r_precision"] = 0.0
         return out
-
+    order = list(deduped)
+    ranks = sorted([order.index(r) + 1 for r in retrieved])
     if ranks[-1] >= len(_DISCOUNT):
         _grow_tables(ranks[-1])
     discount = _DISCOUNT
