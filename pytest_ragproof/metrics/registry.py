@@ -21,6 +21,7 @@ __all__ = [
     "ALL_KINDS",
     "NEEDS",
     "MetricSpec",
+    "cutoff_of",
     "known_names",
     "register",
     "resolve",

@@ -80,6 +80,9 @@ def retrieval_metrics(
     undefined, and trec_eval skips such queries). Keys: ``hit@k``, ``recall@k``,
     ``precision@k``, ``ndcg@k`` for each k, then ``mrr``, ``map``, ``r_precision``.
     """
+    if isinstance(ranked_ids, str) or isinstance(relevant, str):
+        # A lone string would silently be read as a sequence of one-letter ids.
+        raise TypeError("ranked_ids and relevant must be collections of ids, not a string")
     plan = _plan(ks if isinstance(ks, tuple) else tuple(ks))
     rel = relevant if isinstance(relevant, set | frozenset) else set(relevant)
     n_rel = len(rel)

@@ -72,6 +72,13 @@ _registry: dict[str, tuple[str, ...]] = dict(DEFAULT_ABSTAIN_PATTERNS)
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "\u2032": "'"})
 
 
+def _as_tuple(patterns: Iterable[str], origin: str) -> tuple[str, ...]:
+    if isinstance(patterns, str):
+        # A lone string would be taken as one pattern per character.
+        raise ConfigError(f"{origin} patterns must be a list of regular expressions")
+    return tuple(patterns)
+
+
 def _compile(patterns: Iterable[str], origin: str) -> tuple[re.Pattern[str], ...]:
     compiled = []
     for i, pattern in enumerate(patterns, 1):
@@ -91,8 +98,9 @@ def register_abstain_patterns(
     language: str, patterns: Iterable[str], *, replace: bool = False
 ) -> None:
     """Add (or, with ``replace=True``, set) the abstention patterns of ``language``."""
-    new = tuple(patterns)
-    _compile(new, f"abstention ({language})")  # validate before storing
+    origin = f"abstention ({language})"
+    new = _as_tuple(patterns, origin)
+    _compile(new, origin)  # validate before storing
     _registry[language] = new if replace else _registry.get(language, ()) + new
 
 
@@ -122,7 +130,7 @@ def abstained(answer: str, *, language: str = "en", extra_patterns: Iterable[str
     if not text.strip():
         return 1.0
     compiled = _compiled(_registry[language], f"abstention ({language})")
-    extra = tuple(extra_patterns)
+    extra = _as_tuple(extra_patterns, "user abstention")
     if extra:
         compiled = compiled + _compiled(extra, "user abstention")
     return 1.0 if any(p.search(text) for p in compiled) else 0.0

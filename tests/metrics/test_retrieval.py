@@ -121,6 +121,13 @@ def test_keys_and_order() -> None:
     ]
 
 
+def test_a_string_instead_of_a_collection_is_refused() -> None:
+    with pytest.raises(TypeError, match="not a string"):
+        retrieval_metrics("abc", {"a"}, KS)
+    with pytest.raises(TypeError, match="not a string"):
+        retrieval_metrics(["abc"], "abc", KS)
+
+
 def test_no_relevant_ids_is_an_error() -> None:
     with pytest.raises(ValueError, match="at least one relevant"):
         retrieval_metrics(["a"], set(), KS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -87,6 +88,12 @@ def test_languages_can_be_registered_and_extended() -> None:
     assert abstained("I pass.") == 1.0
 
 
+@pytest.mark.usefixtures("restore_registry")
+def test_patterns_may_come_from_a_generator() -> None:
+    register_abstain_patterns("de", (p for p in [r"\bweiß\s+ich\s+nicht\b"]))
+    assert abstained("Das weiß ich nicht.", language="de") == 1.0
+
+
 def test_extra_patterns_per_call() -> None:
     assert abstained("Ask the helpdesk.") == 0.0
     assert abstained("Ask the helpdesk.", extra_patterns=[r"ask the helpdesk"]) == 1.0
@@ -98,6 +105,12 @@ def test_invalid_patterns_are_config_errors() -> None:
     with pytest.raises(ConfigError, match="not a valid regular expression"):
         register_abstain_patterns("xx", ["[z-a]"])
     assert "xx" not in abstain_languages()
+    with pytest.raises(ConfigError, match="must be a list"):
+        abstained("x", extra_patterns="no comment")
+    with pytest.raises(ConfigError, match="must be a list"):
+        register_abstain_patterns("xx", "no comment")
+    with pytest.raises(ConfigError, match="must be a string"):
+        abstained("x", extra_patterns=[re.compile("x")])  # type: ignore[list-item]
 
 
 CANARY = "ZEBRA-7731"
