@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.metrics import (
@@ -148,3 +150,25 @@ def test_custom_ks() -> None:
     scores = score_case(FakeCase(), PipelineOutput(None, (_ctx("c1"),)), ks=[2, 20])
     assert {"hit@2", "hit@20", "ndcg@20"} <= set(scores)
     assert "hit@1" not in scores
+
+
+@given(
+    st.sampled_from(["qa", "unanswerable", "injection"]),
+    st.one_of(st.none(), st.text(max_size=20)),
+    st.lists(st.sampled_from(["c1", "c2", "c3"]), max_size=3),
+    st.one_of(st.none(), st.text(max_size=30)),
+    st.one_of(st.none(), st.lists(st.sampled_from(["c1", "c2", "x", "y"]), max_size=8)),
+)
+def test_every_score_is_in_unit_interval(
+    kind: str,
+    expected_answer: str | None,
+    expected_ids: list[str],
+    answer: str | None,
+    retrieved: list[str] | None,
+) -> None:
+    case = FakeCase(kind, expected_answer, tuple(expected_ids), "ZEBRA-7731")
+    contexts = None if retrieved is None else tuple(_ctx(i) for i in retrieved)
+    scores = score_case(case, PipelineOutput(answer, contexts))
+    assert all(0.0 <= v <= 1.0 + 1e-12 for v in scores.values())
+    assert (answer is not None) == ("abstained" in scores)
+    assert (bool(expected_ids) and contexts is not None) == ("mrr" in scores)
