@@ -77,6 +77,8 @@ def load_litellm() -> Any:
         return _litellm_module
     # Without this litellm downloads its model price table at import time.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    # litellm logs while importing, so its loggers are silenced before and after.
+    _silence_litellm_loggers()
     try:
         import litellm
     except ImportError as exc:
@@ -94,10 +96,14 @@ def load_litellm() -> Any:
     litellm.callbacks = []
     litellm.success_callback = []
     litellm.failure_callback = []
-    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
-        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+    _silence_litellm_loggers()
     _litellm_module = litellm
     return litellm
+
+
+def _silence_litellm_loggers() -> None:
+    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 
 @dataclass(frozen=True)

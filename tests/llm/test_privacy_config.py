@@ -1,0 +1,138 @@
+"""Keys and provider messages never leak; configuration errors are one clear line."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import traceback
+from pathlib import Path
+
+import pytest
+
+from pytest_ragproof.errors import LLMConfigError, LLMError, MissingExtraError, ProviderError
+from pytest_ragproof.llm import LLMClient, LLMConfig, ResponseCache, gen_config, judge_config
+from pytest_ragproof.llm import client as client_module
+from tests.llm.conftest import MESSAGES, QA, QA_JSON, SECRET, MakeClient
+from tests.llm_stub import StubServer, rate_limited, reply, server_error
+
+ECHO = f"provider says: your key {SECRET} was rejected"
+
+
+def _all_text_of(exc: BaseException) -> str:
+    return "".join(traceback.format_exception(exc)) + repr(exc) + str(exc)
+
+
+def test_key_and_echoed_error_bodies_never_surface(
+    llm_stub: StubServer,
+    make_client: MakeClient,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    llm_stub.script(
+        rate_limited(echo=ECHO),
+        server_error(500, echo=ECHO),
+        server_error(503, echo=ECHO),
+        server_error(500, echo=ECHO),
+        reply(QA_JSON),
+        reply("not json"),  # repaired below: the repair message is ours
+        reply(QA_JSON),
+        server_error(401, echo=ECHO),
+    )
+    client = make_client(max_retries=2)
+    errors: list[BaseException] = []
+    for version in ("p-1", "p-2", "p-3", "p-4"):
+        try:
+            asyncio.run(client.structured(MESSAGES, QA, prompt_version=version))
+        except LLMError as exc:
+            errors.append(exc)
+    assert [type(e) for e in errors] == [ProviderError, ProviderError]
+    assert [e.status for e in errors if isinstance(e, ProviderError)] == [503, 401]
+    # The key really went to the server, so its absence below means something.
+    assert all(h["authorization"] == f"Bearer {SECRET}" for h in llm_stub.request_headers)
+    surfaces = [_all_text_of(e) for e in errors]
+    out, err = capfd.readouterr()  # fd-level: catches prints from any library too
+    surfaces += [
+        out,
+        err,
+        caplog.text,
+        repr(client),
+        repr(client.config),
+        repr(client.stats.as_dict()),
+    ]
+    surfaces += [f.read_text("utf-8") for f in client.cache.root.rglob("*") if f.is_file()]
+    surfaces += [str(body) for body in llm_stub.requests]
+    assert len(list(client.cache.root.rglob("*.json"))) == 2
+    for text in surfaces:
+        assert SECRET not in text
+        assert "provider says" not in text
+    # No exception keeps a reference to the provider's exception either.
+    for error in errors:
+        assert error.__cause__ is None and error.__context__ is None
+
+
+def test_api_key_env_is_read_at_call_time_and_never_stored(
+    llm_stub: StubServer, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MY_VLLM_KEY", "sk-other-SECRET456")
+    llm_stub.script(reply(QA_JSON))
+    client = make_client(api_key_env="MY_VLLM_KEY")
+    asyncio.run(client.structured(MESSAGES, QA, prompt_version="p-1"))
+    assert llm_stub.request_headers[0]["authorization"] == "Bearer sk-other-SECRET456"
+    assert "SECRET456" not in repr(client) + repr(client.config) + repr(vars(client.config))
+    monkeypatch.delenv("MY_VLLM_KEY")
+    with pytest.raises(LLMConfigError, match="MY_VLLM_KEY is not set"):
+        asyncio.run(client.complete(MESSAGES, prompt_version="p-2"))
+
+
+def test_per_call_secrets_and_retry_settings_are_refused(make_client: MakeClient) -> None:
+    client = make_client()
+    for param in ("api_key", "extra_headers", "num_retries", "timeout"):
+        with pytest.raises(LLMConfigError, match=param):
+            asyncio.run(client.complete(MESSAGES, prompt_version="v", **{param: "x"}))
+    with pytest.raises(LLMConfigError, match="keys come from the environment"):
+        LLMConfig(model="openai/m", extra_params={"api_key": "sk-x"})
+
+
+@pytest.mark.parametrize(
+    ("build", "env", "option"),
+    [
+        (gen_config, "RAGPROOF_GEN_MODEL", "--model"),
+        (judge_config, "RAGPROOF_JUDGE_MODEL", "--judge-model"),
+    ],
+)
+def test_missing_model_is_one_clear_line(
+    monkeypatch: pytest.MonkeyPatch, build: object, env: str, option: str
+) -> None:
+    monkeypatch.delenv(env, raising=False)
+    with pytest.raises(LLMConfigError) as info:
+        build()  # type: ignore[operator]
+    message = str(info.value)
+    assert "\n" not in message
+    assert env in message and option in message
+    monkeypatch.setenv(env, " ollama/llama3 ")
+    assert build().model == "ollama/llama3"  # type: ignore[operator]
+    assert build("openai/x", concurrency=2).concurrency == 2  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"model": " "}, {"concurrency": 0}, {"max_retries": -1}, {"timeout_s": 0}],
+)
+def test_unusable_settings_are_refused(bad: dict[str, object]) -> None:
+    settings: dict[str, object] = {"model": "openai/m", **bad}
+    with pytest.raises(LLMConfigError):
+        LLMConfig(**settings)  # type: ignore[arg-type]
+
+
+def test_missing_litellm_gives_the_install_hint(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setitem(sys.modules, "litellm", None)  # makes `import litellm` fail
+    monkeypatch.setattr(client_module, "_litellm_module", None)
+    client = LLMClient(LLMConfig(model="openai/m"), ResponseCache(tmp_path))
+    with pytest.raises(MissingExtraError) as info:
+        asyncio.run(client.complete(MESSAGES, prompt_version="v"))
+    assert "\n" not in str(info.value)
+    assert "pip install 'pytest-ragproof[llm]'" in str(info.value)

@@ -1,0 +1,140 @@
+"""Retries, timeouts and concurrency, through litellm's real HTTP path."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from pytest_ragproof.errors import LLMError, LLMTimeoutError, ProviderError
+from tests.llm.conftest import MESSAGES, QA, QA_JSON, MakeClient
+from tests.llm_stub import StubServer, hang, rate_limited, reply, server_error
+
+
+def test_429_waits_the_retry_after_then_succeeds(
+    llm_stub: StubServer, make_client: MakeClient
+) -> None:
+    llm_stub.script(rate_limited(retry_after=0.6), reply(QA_JSON))
+    client = make_client()  # backoff base 10 ms: only Retry-After explains a long wait
+    result = asyncio.run(client.structured(MESSAGES, QA, prompt_version="r-v1"))
+    assert result.attempts == 2
+    first, second = llm_stub.request_times
+    assert second - first >= 0.6
+    assert client.stats.retries == {"rate_limit": 1}
+
+
+def test_429_without_retry_after_uses_backoff(
+    llm_stub: StubServer, make_client: MakeClient
+) -> None:
+    llm_stub.script(rate_limited(), rate_limited(), reply(QA_JSON))
+    client = make_client()
+    asyncio.run(client.structured(MESSAGES, QA, prompt_version="r-v1"))
+    assert llm_stub.request_count == 3
+    assert client.stats.retries == {"rate_limit": 2}
+    assert llm_stub.request_times[-1] - llm_stub.request_times[0] < 1.0
+
+
+@pytest.mark.parametrize("status", [500, 502, 503])
+def test_5xx_is_retried_and_counted(
+    llm_stub: StubServer, make_client: MakeClient, status: int
+) -> None:
+    llm_stub.script(server_error(status), server_error(status), reply(QA_JSON))
+    client = make_client()
+    result = asyncio.run(client.structured(MESSAGES, QA, prompt_version="r-v1"))
+    assert result.attempts == 3
+    assert client.stats.retries == {"server_error": 2}
+    assert client.stats.requests == 3
+
+
+def test_a_hang_times_out_and_is_retried(llm_stub: StubServer, make_client: MakeClient) -> None:
+    llm_stub.script(hang(30), reply(QA_JSON))
+    client = make_client(timeout_s=0.5)
+    start = time.perf_counter()
+    result = asyncio.run(client.structured(MESSAGES, QA, prompt_version="r-v1"))
+    assert time.perf_counter() - start < 3.0
+    assert result.attempts == 2
+    assert client.stats.retries == {"timeout": 1}
+
+
+def test_a_persistent_hang_raises_llm_timeout_error(
+    llm_stub: StubServer, make_client: MakeClient
+) -> None:
+    llm_stub.default = hang(30)
+    client = make_client(timeout_s=0.4, max_retries=1)
+    start = time.perf_counter()
+    with pytest.raises(LLMTimeoutError) as info:
+        asyncio.run(client.structured(MESSAGES, QA, prompt_version="r-v1"))
+    assert time.perf_counter() - start < 3.0
+    assert info.value.attempts == 2 and info.value.status is None
+    assert llm_stub.request_count == 2
+    assert client.stats.failures == {"LLMTimeoutError:Timeout": 1}
+
+
+def test_retries_are_bounded_in_count(llm_stub: StubServer, make_client: MakeClient) -> None:
+    llm_stub.default = server_error(503)
+    client = make_client(max_retries=2)
+    with pytest.raises(ProviderError) as info:
+        asyncio.run(client.structured(MESSAGES, QA, prompt_version="r-v1"))
+    assert (info.value.status, info.value.attempts) == (503, 3)
+    assert info.value.exc_type == "ServiceUnavailableError"
+    assert llm_stub.request_count == 3
+    assert client.stats.retries == {"server_error": 2}
+    assert client.stats.failures == {"ProviderError:ServiceUnavailableError": 1}
+
+
+def test_retries_are_bounded_in_total_time(llm_stub: StubServer, make_client: MakeClient) -> None:
+    # A Retry-After longer than the whole budget: give up now rather than sleep.
+    llm_stub.default = rate_limited(retry_after=30)
+    client = make_client(max_total_s=2.0)
+    start = time.perf_counter()
+    with pytest.raises(ProviderError) as info:
+        asyncio.run(client.structured(MESSAGES, QA, prompt_version="r-v1"))
+    assert time.perf_counter() - start < 1.5
+    assert (info.value.status, info.value.attempts) == (429, 1)
+
+
+def test_client_errors_are_not_retried(llm_stub: StubServer, make_client: MakeClient) -> None:
+    llm_stub.default = server_error(400)
+    client = make_client()
+    with pytest.raises(ProviderError) as info:
+        asyncio.run(client.complete(MESSAGES, prompt_version="r-v1"))
+    assert (info.value.status, info.value.attempts) == (400, 1)
+    assert llm_stub.request_count == 1
+
+
+def test_connection_refused_is_retried_then_reported(make_client: MakeClient) -> None:
+    client = make_client(api_base="http://127.0.0.1:9/v1", max_retries=1)
+    with pytest.raises(ProviderError) as info:
+        asyncio.run(client.complete(MESSAGES, prompt_version="r-v1"))
+    assert info.value.attempts == 2
+    # litellm maps a refused connection to InternalServerError (HTTP 500).
+    assert sum(client.stats.retries.values()) == 1
+
+
+def test_concurrency_is_bounded_and_batch_order_kept(
+    llm_stub: StubServer, make_client: MakeClient
+) -> None:
+    def answer(body: dict[str, object]) -> object:
+        text = body["messages"][-1]["content"]  # type: ignore[index]
+        if text == "fail":
+            return server_error(400)
+        return reply(f'{{"question": "{text}", "answer": "a"}}', delay_s=0.15)
+
+    llm_stub.set_handler(answer)  # type: ignore[arg-type]
+    client = make_client(concurrency=3, cache=False)
+    prompts = [f"q{i}" for i in range(8)] + ["fail"]
+    jobs = [
+        client.structured([{"role": "user", "content": p}], QA, prompt_version="b-v1")
+        for p in prompts
+    ]
+    results = client.run_batch(jobs)
+    assert llm_stub.max_in_flight == 3
+    assert [r.value.question for r in results[:8] if not isinstance(r, LLMError)] == prompts[:8]
+    assert isinstance(results[8], ProviderError)
+    # A second batch runs on a new event loop with the same client.
+    again = client.run_batch(
+        [client.complete([{"role": "user", "content": "q9"}], prompt_version="b-v1")]
+    )
+    assert not isinstance(again[0], LLMError)
+    assert client.stats.calls == 10
