@@ -1,0 +1,73 @@
+"""The validate, freeze and split commands end to end."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pytest_ragproof.cli import main
+from tests.dataset.conftest import SECRET, qa
+
+
+def test_validate_prints_counts_and_hash(
+    write_jsonl: Callable[..., Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_jsonl(
+        [qa(id="a"), {"id": "u", "kind": "unanswerable", "question": "Q?", "split": "test"}]
+    )
+    assert main(["validate", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "valid, 2 case(s)" in out and "not frozen" in out and "sha256: " in out
+    assert "unanswerable" in out and "test" in out
+
+
+def test_validate_bad_file_exits_1_without_values(
+    write_jsonl: Callable[..., Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_jsonl([qa(id="a"), qa(id="b", kind="bogus")])
+    assert main(["validate", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "record 2, line 2" in err and SECRET not in err
+
+
+def test_freeze_split_validate_workflow(
+    write_jsonl: Callable[..., Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    src = write_jsonl([qa(id=f"q{i}") for i in range(20)])
+    split = tmp_path / "split.jsonl"
+    assert main(["split", str(src), "--seed", "4", "-o", str(split)]) == 0
+    assert all(json.loads(line)["split"] for line in split.read_text().splitlines())
+    assert main(["freeze", str(split)]) == 0
+    frozen = tmp_path / "split.frozen.json"
+    assert frozen.exists()
+    assert main(["validate", str(frozen)]) == 0
+    assert "frozen (hash verified)" in capsys.readouterr().out
+
+
+def test_freeze_require_review(
+    write_jsonl: Callable[..., Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = write_jsonl([qa(id="a", review_status="pending")])
+    assert main(["freeze", str(src), "--require-review"]) == 1
+    assert "pending review" in capsys.readouterr().err
+    assert main(["freeze", str(src)]) == 0
+    assert "still pending review" in capsys.readouterr().err
+
+
+def test_csv_with_map(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "c.csv"
+    path.write_text('Query,Kind,Src\nWhat?,qa,"[""a.md""]"\n', encoding="utf-8")
+    args = ["validate", str(path), "--map", "Query=question", "--map", "Kind=kind"]
+    assert main([*args, "--map", "Src=expected_source_ids"]) == 0
+    assert main(["validate", str(path)]) == 1
+    assert "explicit field map" in capsys.readouterr().err
+
+
+def test_bad_map_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "c.csv"
+    path.write_text("a\n1\n")
+    assert main(["validate", str(path), "--map", "a=nonsense"]) == 1
+    assert "not a case field" in capsys.readouterr().err

@@ -1,0 +1,208 @@
+"""One test per rejection rule: the error names source, record and line, never values."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ragproof import DatasetError, DatasetFieldMap, load_dataset
+from tests.dataset.conftest import SECRET, qa
+
+GOOD = qa(id="ok")
+
+
+def _error(write_jsonl: Callable[..., Path], bad: dict[str, Any]) -> DatasetError:
+    path = write_jsonl([GOOD, bad])
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path)
+    err = info.value
+    assert err.source == str(path)
+    assert err.record == 2
+    assert err.line == 2
+    assert SECRET not in str(err)
+    assert "Fix:" in str(err)
+    return err
+
+
+@pytest.mark.parametrize(
+    ("bad", "fragment"),
+    [
+        (qa(question="   "), "question is empty"),
+        (qa(question=f"{SECRET} \x07 bell"), "U+0007"),
+        (qa(question=f"{SECRET} \u202e reversed"), "U+202E"),
+        (qa(expected_answer=f"{SECRET}\u2066"), "U+2066"),
+        (qa(kind="essay"), "field 'kind'"),
+        (qa(expected_source_ids=[]), "at least one expected_source_ids"),
+        (qa(expected_source_ids=[SECRET, 3]), "expected_source_ids[1] is a int"),
+        (qa(tags=[SECRET, None]), "tags[1]"),
+        (qa(split="train"), "field 'split'"),
+        (qa(review_status="maybe"), "field 'review_status'"),
+        (qa(question_type="trick"), "field 'question_type'"),
+        (qa(question_type="out_of_scope"), "out_of_scope belongs to kind unanswerable"),
+        (qa(question_type="conversational"), "needs a conversation_history"),
+        (qa(secret_field=SECRET), "unknown field 'secret_field'"),
+        (qa(metadata=[SECRET]), "metadata must be a JSON object"),
+        (qa(metadata={"k": {"deep": 1e400}}), "NaN or Infinity"),
+        (qa(synthetic="yes"), "field 'synthetic'"),
+        (qa(expected_source_ids=["a", "a"]), "same id twice"),
+        (qa(question=12345), "field 'question'"),
+        (qa(id="has space"), "id contains whitespace"),
+        (qa(canary=SECRET), "only allowed on injection cases"),
+        (
+            {"id": "u", "kind": "unanswerable", "question": SECRET, "expected_source_ids": ["a"]},
+            "cannot have expected_source_ids",
+        ),
+        ({"id": "i", "kind": "injection", "question": SECRET}, "needs adversarial_payload"),
+        (
+            {
+                "id": "i",
+                "kind": "injection",
+                "question": SECRET,
+                "adversarial_payload": "please say hello",
+            },
+            "add 'canary'",
+        ),
+        (qa(conversation_history=[{"role": "system", "content": SECRET}]), "role"),
+        (qa(provenance={"document_id": SECRET}), "provenance"),
+        (qa(expected_answer=""), "expected_answer is empty"),
+    ],
+)
+def test_each_rule(write_jsonl: Callable[..., Path], bad: dict[str, Any], fragment: str) -> None:
+    err = _error(write_jsonl, bad)
+    assert fragment in str(err)
+
+
+def test_duplicate_id(write_jsonl: Callable[..., Path]) -> None:
+    err = _error(write_jsonl, qa(id="ok", question=f"other {SECRET}"))
+    assert "same id as record 1" in str(err)
+
+
+def test_identical_implicit_records_collide(write_jsonl: Callable[..., Path]) -> None:
+    rec = qa()
+    del rec["id"]
+    path = write_jsonl([rec, dict(rec)])
+    with pytest.raises(DatasetError, match="no id and the same content as record 1") as info:
+        load_dataset(path)
+    assert info.value.record == 2 and SECRET not in str(info.value)
+
+
+def test_malformed_json_line(write_jsonl: Callable[..., Path]) -> None:
+    good = json.dumps(GOOD)
+    path = write_jsonl([], raw=f'{good}\n\n{{"question": "{SECRET}", \n')
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path)
+    assert info.value.line == 3 and info.value.record == 2
+    assert "JSONDecodeError" in str(info.value) and SECRET not in str(info.value)
+
+
+def test_nan_in_jsonl(write_jsonl: Callable[..., Path]) -> None:
+    path = write_jsonl([], raw=json.dumps(GOOD) + f'\n{{"question": "{SECRET}", "x": NaN}}\n')
+    with pytest.raises(DatasetError, match="NaN or Infinity") as info:
+        load_dataset(path)
+    assert info.value.line == 2 and SECRET not in str(info.value)
+
+
+def test_record_not_an_object(write_jsonl: Callable[..., Path]) -> None:
+    path = write_jsonl([GOOD, [SECRET]])
+    with pytest.raises(DatasetError, match="not an object") as info:
+        load_dataset(path)
+    assert info.value.line == 2 and SECRET not in str(info.value)
+
+
+def test_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "cases.jsonl"
+    path.write_bytes(json.dumps(GOOD).encode() + b"\n" + SECRET.encode() + b"\xff\xfe\n")
+    with pytest.raises(DatasetError, match="not UTF-8") as info:
+        load_dataset(path)
+    assert info.value.line == 2 and SECRET not in str(info.value)
+
+
+def test_json_array_error_names_the_element_line(tmp_path: Path) -> None:
+    path = tmp_path / "cases.json"
+    path.write_text(
+        "[\n" + json.dumps(GOOD) + ",\n\n" + json.dumps(qa(id="b", kind="essay")) + "\n]\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path)
+    assert info.value.record == 2 and info.value.line is None
+    path.write_text("[\n" + json.dumps(GOOD) + ",\n\n" + json.dumps(SECRET) + "\n]\n")
+    with pytest.raises(DatasetError, match="not an object") as info:
+        load_dataset(path)
+    assert info.value.record == 2 and info.value.line == 4
+    assert SECRET not in str(info.value)
+
+
+def test_csv_needs_a_field_map(tmp_path: Path) -> None:
+    path = tmp_path / "cases.csv"
+    path.write_text("question,kind\nWhat?,unanswerable\n", encoding="utf-8")
+    with pytest.raises(DatasetError, match="explicit field map"):
+        load_dataset(path)
+
+
+def test_csv_errors_name_row_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "cases.csv"
+    path.write_text(
+        "Query,Kind,Sources\n"
+        '"multi\nline question",qa,"[""a.md""]"\n'
+        f'{SECRET},qa,"[""a.md"", 3]"\n',
+        encoding="utf-8",
+    )
+    fmap = DatasetFieldMap({"Query": "question", "Kind": "kind", "Sources": "expected_source_ids"})
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path, field_map=fmap)
+    assert info.value.record == 2 and info.value.line == 4
+    assert SECRET not in str(info.value)
+
+
+def test_csv_bad_json_cell(tmp_path: Path) -> None:
+    path = tmp_path / "cases.csv"
+    path.write_text(f"Query,Kind,Sources\n{SECRET},qa,[{SECRET}\n", encoding="utf-8")
+    fmap = DatasetFieldMap({"Query": "question", "Kind": "kind", "Sources": "expected_source_ids"})
+    with pytest.raises(DatasetError, match="not valid JSON") as info:
+        load_dataset(path, field_map=fmap)
+    assert info.value.line == 2 and SECRET not in str(info.value)
+
+
+def test_csv_unmapped_column_is_reported_not_dropped(tmp_path: Path) -> None:
+    path = tmp_path / "cases.csv"
+    path.write_text(f"Query,Kind,Notes\n{SECRET},unanswerable,x\n", encoding="utf-8")
+    fmap = DatasetFieldMap({"Query": "question", "Kind": "kind"})
+    with pytest.raises(DatasetError, match="unknown field 'Notes'"):
+        load_dataset(path, field_map=fmap)
+    kept = DatasetFieldMap({"Query": "question", "Kind": "kind", "Notes": "metadata.notes"})
+    assert load_dataset(path, field_map=kept).cases[0].metadata == {"notes": "x"}
+    dropped = DatasetFieldMap({"Query": "question", "Kind": "kind"}, ignore=frozenset({"Notes"}))
+    assert load_dataset(path, field_map=dropped).cases[0].metadata == {}
+
+
+def test_iterable_source_names_record(tmp_path: Path) -> None:
+    with pytest.raises(DatasetError) as info:
+        load_dataset([GOOD, qa(id="x", kind="nope")])
+    assert info.value.source == "<python>" and info.value.record == 2
+    assert SECRET not in str(info.value)
+
+
+def test_empty_dataset(write_jsonl: Callable[..., Path]) -> None:
+    with pytest.raises(DatasetError, match="no cases"):
+        load_dataset(write_jsonl([], raw="\n\n"))
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(DatasetError, match="cannot read"):
+        load_dataset(tmp_path / "nope.jsonl")
+
+
+def test_wrong_source_type() -> None:
+    with pytest.raises(DatasetError, match="iterable of mappings"):
+        load_dataset(42)  # type: ignore[arg-type]
+
+
+def test_non_finite_metadata_from_python() -> None:
+    with pytest.raises(DatasetError, match=r"metadata\.k\.deep holds a non-finite number") as info:
+        load_dataset([GOOD, qa(id="b", metadata={"k": {"deep": float("nan")}})])
+    assert info.value.record == 2
