@@ -92,12 +92,19 @@ class ChunkSource(Protocol):
     def format(self) -> str: ...
 
 
-def validate_settings(chunk_size: int, chunk_overlap: int) -> None:
-    """Raise ConfigError unless ``chunk_size >= 1`` and ``0 <= chunk_overlap <= chunk_size // 2``.
+def resolve_settings(chunk_size: int, chunk_overlap: int | None) -> tuple[int, int]:
+    """Validated (size, overlap); a None overlap means 100 capped at half the size.
 
-    The overlap cap keeps every chunk advancing by about half a chunk, so the
-    number of chunks stays proportional to the text length.
+    Raises ConfigError unless ``chunk_size >= 1`` and
+    ``0 <= chunk_overlap <= chunk_size // 2``. The overlap cap keeps every chunk
+    advancing by about half a chunk, so the number of chunks stays
+    proportional to the text length.
     """
+    if chunk_overlap is None:
+        if isinstance(chunk_size, int) and not isinstance(chunk_size, bool):
+            chunk_overlap = min(DEFAULT_CHUNK_OVERLAP, max(chunk_size, 0) // 2)
+        else:
+            chunk_overlap = 0
     for name, value in (("chunk_size", chunk_size), ("chunk_overlap", chunk_overlap)):
         if isinstance(value, bool) or not isinstance(value, int):
             raise ConfigError(f"{name} must be an integer, got {type(value).__name__}")
@@ -108,13 +115,14 @@ def validate_settings(chunk_size: int, chunk_overlap: int) -> None:
             f"chunk_overlap must be between 0 and chunk_size // 2 ({chunk_size // 2}), "
             f"got {chunk_overlap}"
         )
+    return chunk_size, chunk_overlap
 
 
 def chunk_document(
     document: ChunkSource,
     *,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
-    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
+    chunk_overlap: int | None = None,
 ) -> list[Chunk]:
     """Chunk one document; headings are followed for Markdown and DOCX."""
     return chunk_text(
@@ -130,10 +138,10 @@ def chunk_corpus(
     documents: Iterable[ChunkSource],
     *,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
-    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
+    chunk_overlap: int | None = None,
 ) -> list[Chunk]:
     """Chunk every document, in the given order (``Corpus.documents`` is sorted by id)."""
-    validate_settings(chunk_size, chunk_overlap)
+    chunk_size, chunk_overlap = resolve_settings(chunk_size, chunk_overlap)
     out: list[Chunk] = []
     for doc in documents:
         out.extend(chunk_document(doc, chunk_size=chunk_size, chunk_overlap=chunk_overlap))
@@ -146,10 +154,10 @@ def chunk_text(
     *,
     headings: bool = False,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
-    chunk_overlap: int = DEFAULT_CHUNK_OVERLAP,
+    chunk_overlap: int | None = None,
 ) -> list[Chunk]:
     """Chunk ``text`` (already normalized) as the document ``document_id``."""
-    validate_settings(chunk_size, chunk_overlap)
+    chunk_size, chunk_overlap = resolve_settings(chunk_size, chunk_overlap)
     sections = _sections(text) if headings else [(0, len(text), ())]
     chunks: list[Chunk] = []
     for sec_start, sec_end, path in sections:
@@ -202,17 +210,24 @@ def _split(text: str, start: int, end: int, size: int, overlap: int) -> Iterator
     """Yield trimmed (start, end) spans covering the content of ``text[start:end]``."""
     pos = _skip_space(text, start, end)
     stop = _trim_end(text, pos, end)
+    prev_end = -1
+    fresh = pos  # where the current chunk would start without overlap
     while pos < stop:
         if stop - pos <= size:
             yield pos, stop
             return
         content_end, resume = _find_cut(text, pos, stop, size)
         chunk_end = _trim_end(text, pos, content_end)
+        if chunk_end <= prev_end:
+            # Only whitespace followed the previous chunk inside this window, so
+            # the overlapped chunk would add nothing new: start fresh instead.
+            pos = fresh
+            continue
         yield pos, chunk_end
-        nxt = _skip_space(text, resume, stop)
-        if overlap:
-            nxt = min(nxt, _overlap_start(text, pos, chunk_end, overlap))
-        pos = nxt
+        prev_end = chunk_end
+        fresh = _skip_space(text, resume, stop)
+        back = _overlap_start(text, pos, chunk_end, overlap) if overlap else None
+        pos = fresh if back is None else min(back, fresh)
 
 
 def _find_cut(text: str, pos: int, stop: int, size: int) -> tuple[int, int]:
@@ -235,18 +250,22 @@ def _find_cut(text: str, pos: int, stop: int, size: int) -> tuple[int, int]:
     return cut, cut
 
 
-def _overlap_start(text: str, pos: int, chunk_end: int, overlap: int) -> int:
-    """First sentence start, else word start, in the last ``overlap`` characters of the chunk."""
+def _overlap_start(text: str, pos: int, chunk_end: int, overlap: int) -> int | None:
+    """First sentence start, else word start, in the last ``overlap`` characters of the chunk.
+
+    None when the window holds no character to start at (only whitespace).
+    """
     lo = max(chunk_end - overlap, pos + 1)
     if lo >= chunk_end:
-        return chunk_end
+        return None
     for pattern in (_SENTENCE, _WORD):
         # Start a little before ``lo`` so a sentence end just before it is seen.
         for m in pattern.finditer(text, max(pos, lo - _LOOKAHEAD), chunk_end):
             q = _skip_space(text, m.end("sep"), chunk_end)
             if lo <= q < chunk_end:
                 return q
-    return _skip_space(text, lo, chunk_end)
+    q = _skip_space(text, lo, chunk_end)
+    return q if q < chunk_end else None
 
 
 def _skip_space(text: str, i: int, end: int) -> int:
