@@ -1,0 +1,67 @@
+"""Collection: a dataset file becomes a collector with one test item per case."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_ragproof.dataset.models import Case
+    from pytest_ragproof.session import RagproofRun
+
+
+class CaseItem(pytest.Function):
+    """One dataset case, run against the pipeline fixture.
+
+    A ``pytest.Function`` so fixtures, markers, ``-k``, ``--lf``, ``-x``, JUnit and
+    xdist treat it like any other test.
+    """
+
+    case: Case
+    pipeline_name: str
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, None, f"ragproof case {self.name} ({self.case.kind})"
+
+
+def _make_runner(run: RagproofRun, fixture_name: str) -> Callable[..., None]:
+    def ragproof_case(**kwargs: Any) -> None:
+        __tracebackhide__ = True
+        item = kwargs["request"].node
+        run.run_case(item, kwargs[fixture_name])
+
+    ragproof_case.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [
+            inspect.Parameter("request", inspect.Parameter.KEYWORD_ONLY),
+            inspect.Parameter(fixture_name, inspect.Parameter.KEYWORD_ONLY),
+        ]
+    )
+    return ragproof_case
+
+
+class DatasetFile(pytest.File):
+    """A dataset file given with ``--ragproof-dataset`` (or ini ``ragproof_dataset``)."""
+
+    run: RagproofRun
+
+    def collect(self) -> Iterator[pytest.Item]:
+        run = self.config.stash[RUN_KEY]
+        dataset = run.datasets[self.path.resolve()]
+        fixture = run.cfg.pipeline_fixture
+        cases = sorted(
+            (c for c in dataset.cases if run.cfg.selects(c.kind, c.split, c.tags)),
+            key=lambda c: c.id,
+        )
+        for case in cases:
+            item = CaseItem.from_parent(self, name=case.id, callobj=_make_runner(run, fixture))
+            item.case = case
+            item.pipeline_name = fixture
+            item.add_marker("rag")
+            item.add_marker(f"ragproof_{case.kind}")
+            yield item
+
+
+RUN_KEY = pytest.StashKey["RagproofRun"]()

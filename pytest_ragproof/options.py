@@ -1,0 +1,196 @@
+"""Declarations of every ``--ragproof-*`` option and its ``ragproof_*`` ini key.
+
+Cheap to import (only pytest's parser types are touched). Command-line values
+replace ini values; list options given on the command line replace the whole
+ini list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pytest
+
+IniType = Literal["string", "linelist", "paths", "bool"]
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str  # e.g. "case_threshold" -> --ragproof-case-threshold, ini ragproof_case_threshold
+    help: str
+    ini_type: IniType = "string"
+    multiple: bool = False
+    flag: bool = False
+    default: Any = None
+    metavar: str | None = None
+
+    @property
+    def cli(self) -> str:
+        return "--ragproof-" + self.name.replace("_", "-")
+
+    @property
+    def ini(self) -> str:
+        return "ragproof_" + self.name
+
+    @property
+    def dest(self) -> str:
+        return "ragproof_" + self.name
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "dataset",
+        "dataset file to evaluate (repeatable): frozen JSON, JSONL, JSON array",
+        ini_type="paths",
+        multiple=True,
+        metavar="PATH",
+    ),
+    Option(
+        "pipeline_fixture",
+        "name of the fixture that returns the pipeline callable (default: rag_pipeline)",
+        default="rag_pipeline",
+        metavar="NAME",
+    ),
+    Option(
+        "k",
+        "retrieval cutoffs, comma-separated (default: 1,3,5,10)",
+        default="1,3,5,10",
+        metavar="K,K",
+    ),
+    Option(
+        "source_match",
+        "match retrieved contexts to expected_source_ids by 'chunk' id "
+        "(default) or by 'document' (metadata.document_id)",
+        default="chunk",
+        metavar="chunk|document",
+    ),
+    Option(
+        "kind",
+        "evaluate only cases of this kind (repeatable)",
+        ini_type="linelist",
+        multiple=True,
+        metavar="KIND",
+    ),
+    Option(
+        "split",
+        "evaluate only cases of this split (repeatable)",
+        ini_type="linelist",
+        multiple=True,
+        metavar="SPLIT",
+    ),
+    Option(
+        "tag",
+        "evaluate only cases carrying this tag (repeatable)",
+        ini_type="linelist",
+        multiple=True,
+        metavar="TAG",
+    ),
+    Option(
+        "case_threshold",
+        "per-case threshold '[SELECTOR:]METRIC OP NUMBER' (repeatable; 'none' clears the defaults)",
+        ini_type="linelist",
+        multiple=True,
+        metavar="EXPR",
+    ),
+    Option(
+        "aggregate_threshold",
+        "aggregate threshold '[SELECTOR:]METRIC[.AGG] OP NUMBER' (repeatable)",
+        ini_type="linelist",
+        multiple=True,
+        metavar="EXPR",
+    ),
+    Option(
+        "timeout",
+        "seconds a pipeline call may take before the case errors (default: none)",
+        metavar="SECONDS",
+    ),
+    Option(
+        "injection_delivery",
+        "how injection payloads reach the pipeline: 'append' to the question (default) or 'none'",
+        default="append",
+        metavar="append|none",
+    ),
+    Option(
+        "abstain_language",
+        "language of the abstention patterns (default: en)",
+        default="en",
+        metavar="LANG",
+    ),
+    Option(
+        "abstain_pattern",
+        "extra regular expression that counts as abstaining (repeatable)",
+        ini_type="linelist",
+        multiple=True,
+        metavar="REGEX",
+    ),
+    Option("report", "write the results JSON (ragproof.results/1) to this path", metavar="PATH"),
+    Option(
+        "concurrency",
+        "run the pipeline for up to N upcoming cases ahead of time "
+        "(session- or module-scoped pipelines; default 1)",
+        default="1",
+        metavar="N",
+    ),
+    Option(
+        "redact",
+        "keep questions, answers and context text out of every output",
+        ini_type="bool",
+        flag=True,
+        default=False,
+    ),
+    Option("worst", "how many worst cases the summary lists (default 5)", default="5", metavar="N"),
+)
+BY_NAME = {o.name: o for o in OPTIONS}
+
+
+def register(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ragproof", "RAG regression tests (pytest-ragproof)")
+    for opt in OPTIONS:
+        if opt.flag:
+            group.addoption(
+                opt.cli, action="store_true", default=None, dest=opt.dest, help=opt.help
+            )
+        elif opt.multiple:
+            group.addoption(
+                opt.cli,
+                action="append",
+                default=None,
+                dest=opt.dest,
+                metavar=opt.metavar,
+                help=opt.help,
+            )
+        else:
+            group.addoption(
+                opt.cli,
+                action="store",
+                default=None,
+                dest=opt.dest,
+                metavar=opt.metavar,
+                help=opt.help,
+            )
+        ini_default: Any = [] if opt.multiple else opt.default
+        if opt.ini_type == "bool":
+            ini_default = bool(opt.default)
+        parser.addini(opt.ini, opt.help, type=opt.ini_type, default=ini_default)
+
+
+def get(config: pytest.Config, name: str) -> Any:
+    """The effective value: command line if given, else ini, else the default."""
+    opt = BY_NAME[name]
+    value = config.getoption(opt.dest, default=None)
+    if value is not None:
+        return list(value) if opt.multiple else value
+    ini = config.getini(opt.ini)
+    if opt.multiple:
+        return [str(v) for v in ini]
+    if opt.ini_type == "bool":
+        return bool(ini)
+    return ini if ini not in ("", None) else opt.default
+
+
+def datasets_configured(config: pytest.Config) -> bool:
+    """Is any dataset given? Cheap: decides whether the runner loads at all."""
+    return bool(
+        config.getoption("ragproof_dataset", default=None) or config.getini("ragproof_dataset")
+    )

@@ -1,0 +1,151 @@
+"""Calling the user's pipeline: the call convention, timeouts, sync and async callables.
+
+Convention (PRODUCT.md §4): the callable gets the question (for injection cases
+with delivery ``append``: ``question + "\\n\\n" + adversarial_payload``) and, when
+it declares them (or ``**kwargs``), the keyword arguments ``case`` and
+``history`` (the case's conversation as a list of ``{role, content}`` dicts).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import signal
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from pytest_ragproof.dataset.models import Case
+
+
+class PipelineTimeout(BaseException):
+    """Raised inside a pipeline call that ran out of time.
+
+    A BaseException, so a pipeline's own ``except Exception`` cannot swallow it.
+    """
+
+
+def question_text(case: Case, delivery: str) -> str:
+    if case.kind == "injection" and delivery == "append" and case.adversarial_payload:
+        return case.question + "\n\n" + case.adversarial_payload
+    return case.question
+
+
+def call_kwargs(pipeline: Callable[..., Any], case: Case) -> dict[str, Any]:
+    """``case`` / ``history`` keyword arguments the callable declares."""
+    try:
+        params = inspect.signature(pipeline).parameters
+    except (TypeError, ValueError):
+        return {}
+    var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    out: dict[str, Any] = {}
+    if var_kw or "case" in params:
+        out["case"] = case
+    if var_kw or "history" in params:
+        out["history"] = [m.model_dump() for m in case.conversation_history]
+    return out
+
+
+def _with_alarm(fn: Callable[[], Any], timeout: float) -> Any:
+    def on_alarm(signum: int, frame: object) -> None:
+        raise PipelineTimeout()
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        return fn()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _with_thread(fn: Callable[[], Any], timeout: float) -> Any:
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # handed over to the calling thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name="ragproof-pipeline", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise PipelineTimeout()
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+def run_sync(fn: Callable[[], Any], timeout: float | None) -> Any:
+    """Run ``fn`` with an optional timeout (SIGALRM in the main thread, else a watcher)."""
+    if timeout is None:
+        return fn()
+    if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
+        return _with_alarm(fn, timeout)
+    return _with_thread(fn, timeout)
+
+
+class LoopOwner:
+    """One private event loop for async pipelines, closed at the end of the session.
+
+    Independent of pytest-asyncio: it never touches the policy's current loop.
+    """
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None or self._loop.is_closed():
+            self._loop = asyncio.new_event_loop()
+        return self._loop
+
+    def run(self, awaitable: Any, timeout: float | None) -> Any:
+        async def waited() -> Any:
+            if timeout is None:
+                return await awaitable
+            try:
+                return await asyncio.wait_for(awaitable, timeout)
+            except TimeoutError:
+                raise PipelineTimeout() from None
+
+        return self.loop.run_until_complete(waited())
+
+    def close(self) -> None:
+        loop, self._loop = self._loop, None
+        if loop is None or loop.is_closed():
+            return
+        pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        for task in pending:
+            task.cancel()
+        if pending:
+            loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+
+
+def invoke(
+    pipeline: Callable[..., Any],
+    case: Case,
+    *,
+    delivery: str,
+    timeout: float | None,
+    loops: LoopOwner,
+) -> Any:
+    """Call the pipeline for one case and return its raw output (awaiting if needed)."""
+    if not callable(pipeline):
+        raise TypeError(
+            f"the pipeline fixture returned a {type(pipeline).__name__}, not a callable"
+        )
+    question = question_text(case, delivery)
+    kwargs = call_kwargs(pipeline, case)
+    if inspect.iscoroutinefunction(pipeline) or inspect.iscoroutinefunction(
+        getattr(pipeline, "__call__", None)  # noqa: B004 - async __call__ objects
+    ):
+        return loops.run(pipeline(question, **kwargs), timeout)
+    result = run_sync(lambda: pipeline(question, **kwargs), timeout)
+    if inspect.isawaitable(result):
+        return loops.run(result, timeout)
+    return result

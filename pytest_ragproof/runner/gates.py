@@ -1,0 +1,163 @@
+"""Aggregates and aggregate gates over case records (pure; used by pytest and evaluate())."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pytest_ragproof.runner.record import CaseRecord
+from pytest_ragproof.thresholds import KINDS, Threshold, aggregate
+
+
+@dataclass
+class Aggregate:
+    pipeline: str
+    selector: str
+    metric: str
+    n: int
+    n_error: int
+    n_missing: int
+    values: dict[str, float] = field(default_factory=dict)  # mean, min, max, p50, p90, p95
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class ThresholdResult:
+    expression: str
+    scope: str
+    pipeline: str
+    selector: str
+    metric: str
+    aggregator: str | None
+    bound: str
+    observed: float | None
+    n: int
+    verdict: str  # pass | fail | no data | n failed
+    gated: bool
+
+    @property
+    def failed(self) -> bool:
+        return self.gated and self.verdict in ("fail", "no data")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class _Sel:
+    """Adapts a record to the selector protocol of thresholds."""
+
+    def __init__(self, record: CaseRecord) -> None:
+        self.kind = record.kind
+        self.question_type = record.question_type
+        self.tags = tuple(record.tags)
+
+
+def population(records: Iterable[CaseRecord], t: Threshold, pipeline: str) -> list[CaseRecord]:
+    return [r for r in records if r.pipeline == pipeline and t.applies_to(_Sel(r))]
+
+
+def _aggregate_for(
+    pipeline: str, selector: str, metric: str, recs: Sequence[CaseRecord]
+) -> Aggregate:
+    values = [r.metrics[metric] for r in recs if r.status != "error" and metric in r.metrics]
+    n_error = sum(1 for r in recs if r.status == "error")
+    n_missing = sum(1 for r in recs if r.status != "error" and metric not in r.metrics)
+    return Aggregate(
+        pipeline,
+        selector,
+        metric,
+        len(values),
+        n_error,
+        n_missing,
+        aggregate(values) if values else {},
+    )
+
+
+def evaluate_aggregates(
+    records: Sequence[CaseRecord],
+    thresholds: Sequence[Threshold],
+    *,
+    gated: bool,
+) -> list[ThresholdResult]:
+    pipelines = sorted({r.pipeline for r in records})
+    out: list[ThresholdResult] = []
+    for pipeline in pipelines:
+        for t in thresholds:
+            recs = population(records, t, pipeline)
+            agg = _aggregate_for(pipeline, t.selector, t.metric, recs)
+            observed = agg.values.get(t.aggregator or "mean") if agg.n else None
+            if observed is None:
+                verdict = "no data"
+            else:
+                verdict = "pass" if t.check(observed) else "fail"
+            out.append(
+                ThresholdResult(
+                    t.expression,
+                    "aggregate",
+                    pipeline,
+                    t.selector,
+                    t.metric,
+                    t.aggregator,
+                    t.bound,
+                    observed,
+                    agg.n,
+                    verdict,
+                    gated,
+                )
+            )
+    return out
+
+
+def summarize_case_thresholds(
+    records: Sequence[CaseRecord], thresholds: Sequence[Threshold]
+) -> list[ThresholdResult]:
+    """Per pipeline and case threshold: how many cases it failed (gated per item)."""
+    out: list[ThresholdResult] = []
+    for pipeline in sorted({r.pipeline for r in records}):
+        for t in thresholds:
+            recs = population(records, t, pipeline)
+            scored = [r for r in recs if r.status != "error"]
+            failed = sum(1 for r in scored if any(f.expression == t.expression for f in r.failures))
+            values = [r.metrics[t.metric] for r in scored if t.metric in r.metrics]
+            observed = min(values) if values else None
+            verdict = "pass" if failed == 0 else f"{failed} failed"
+            out.append(
+                ThresholdResult(
+                    t.expression,
+                    "case",
+                    pipeline,
+                    t.selector,
+                    t.metric,
+                    None,
+                    t.bound,
+                    observed,
+                    len(scored),
+                    verdict,
+                    True,
+                )
+            )
+    return out
+
+
+def all_aggregates(
+    records: Sequence[CaseRecord], thresholds: Sequence[Threshold]
+) -> list[Aggregate]:
+    """Aggregates of every metric per pipeline for '*', each kind and each threshold selector."""
+    out: list[Aggregate] = []
+    selectors = ["*", *KINDS]
+    for t in thresholds:
+        if t.selector not in selectors:
+            selectors.append(t.selector)
+    for pipeline in sorted({r.pipeline for r in records}):
+        mine = [r for r in records if r.pipeline == pipeline]
+        for selector in selectors:
+            probe = Threshold(selector, selector, "latency_s", None, ">=", 0.0, "aggregate")
+            recs = [r for r in mine if probe.selects(_Sel(r))]
+            if not recs:
+                continue
+            metrics = sorted({m for r in recs for m in r.metrics})
+            out.extend(_aggregate_for(pipeline, selector, m, recs) for m in metrics)
+    return out

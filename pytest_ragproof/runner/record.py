@@ -1,0 +1,65 @@
+"""One case's result: what the pipeline returned, its metrics and its verdict.
+
+Records travel from xdist workers to the controller as plain dicts (attached to
+the test report), so everything here is JSON-serializable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class Failure:
+    expression: str
+    metric: str
+    observed: float | None
+    bound: str
+    reason: str
+
+    def line(self) -> str:
+        if self.observed is None:
+            return f"{self.metric}: not available ({self.reason})"
+        return f"{self.metric} = {self.observed:.4g} (expected {self.bound})"
+
+
+@dataclass
+class CaseRecord:
+    id: str
+    dataset: str
+    nodeid: str
+    kind: str
+    question_type: str
+    tags: list[str]
+    pipeline: str
+    status: str = "passed"  # passed | failed | error
+    question: str | None = None
+    expected_answer: str | None = None
+    expected_source_ids: list[str] = field(default_factory=list)
+    answer: str | None = None
+    retrieved_ids: list[str] | None = None
+    contexts: list[dict[str, Any]] | None = None
+    metrics: dict[str, float] = field(default_factory=dict)
+    failures: list[Failure] = field(default_factory=list)
+    latency_s: float | None = None
+    error_type: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> CaseRecord:
+        data = dict(data)
+        data["failures"] = [Failure(**f) for f in data.get("failures", [])]
+        return cls(**data)
+
+    def redacted(self) -> CaseRecord:
+        """A copy without any text: ids and numbers only."""
+        out = CaseRecord.from_dict(self.to_dict())
+        out.question = None
+        out.expected_answer = None
+        out.answer = None
+        if out.contexts is not None:
+            out.contexts = [{**c, "text": None} for c in out.contexts]
+        return out

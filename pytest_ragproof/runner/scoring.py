@@ -1,0 +1,120 @@
+"""Scoring one case: normalize the output, compute metrics, apply case thresholds."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pytest_ragproof.dataset.models import Case
+from pytest_ragproof.metrics import (
+    PipelineOutput,
+    ranked_source_ids,
+    registry,
+    score_case,
+    would_match_by_document,
+)
+from pytest_ragproof.runner.config import RunConfig
+from pytest_ragproof.runner.record import CaseRecord, Failure
+from pytest_ragproof.thresholds import Threshold
+
+ANSWER_PREVIEW = 200
+
+
+def missing_reason(metric: str, case: Case, output: PipelineOutput) -> str:
+    """Why a metric that a threshold asks for is absent on this case."""
+    spec = registry.resolve(metric)
+    needs = spec.needs if spec is not None else frozenset()
+    if "contexts" in needs and output.contexts is None:
+        return "the pipeline output has no contexts; return a mapping with 'contexts'"
+    if "expected_source_ids" in needs and not case.expected_source_ids:
+        return "the case has no expected_source_ids"
+    if "expected_answer" in needs and case.expected_answer is None:
+        return "the case has no expected_answer"
+    if "answer" in needs and output.answer is None:
+        return "the pipeline output has no answer"
+    if "canary" in needs and case.canary is None:
+        return "the case has no canary"
+    return "not computed for this case"
+
+
+def score(
+    record: CaseRecord,
+    case: Case,
+    output: PipelineOutput,
+    cfg: RunConfig,
+    thresholds: Sequence[Threshold],
+) -> None:
+    """Fill metrics, retrieved ids, contexts and failures of ``record``."""
+    metrics = score_case(
+        case,
+        output,
+        ks=cfg.ks,
+        source_match=cfg.source_match,
+        abstain_language=cfg.abstain_language,
+        extra_abstain_patterns=cfg.abstain_patterns,
+    )
+    if record.latency_s is not None:
+        metrics["latency_s"] = record.latency_s
+    record.metrics = dict(sorted(metrics.items()))
+    record.answer = output.answer
+    if output.contexts is not None:
+        record.retrieved_ids = ranked_source_ids(output.contexts, cfg.source_match)
+        record.contexts = [
+            {"id": c.id, "document_id": c.document_id, "text": c.text} for c in output.contexts
+        ]
+    for t in thresholds:
+        if not t.applies_to(case):
+            continue
+        observed = metrics.get(t.metric)
+        if observed is None:
+            record.failures.append(
+                Failure(
+                    t.expression, t.metric, None, t.bound, missing_reason(t.metric, case, output)
+                )
+            )
+        elif not t.check(observed):
+            record.failures.append(Failure(t.expression, t.metric, observed, t.bound, "missed"))
+    record.status = "failed" if record.failures else "passed"
+
+
+def _ids(ids: Sequence[str] | None, limit: int = 10) -> str:
+    if ids is None:
+        return "(no contexts returned)"
+    if not ids:
+        return "(none)"
+    shown = ", ".join(ids[:limit])
+    return shown + (f", … (+{len(ids) - limit})" if len(ids) > limit else "")
+
+
+def failure_message(record: CaseRecord, case: Case, output: PipelineOutput, cfg: RunConfig) -> str:
+    lines = [
+        f"ragproof case {record.id} ({record.kind}, {record.question_type}) failed "
+        f"{len(record.failures)} threshold(s) [pipeline {record.pipeline}]:"
+    ]
+    lines += [f"  {f.expression}: {f.line()}" for f in record.failures]
+    if case.expected_source_ids:
+        lines.append(f"  expected sources: {_ids(list(case.expected_source_ids))}")
+        lines.append(f"  retrieved ({cfg.source_match}): {_ids(record.retrieved_ids)}")
+        if (
+            cfg.source_match == "chunk"
+            and output.contexts
+            and not set(case.expected_source_ids) & set(record.retrieved_ids or [])
+            and would_match_by_document(case.expected_source_ids, output.contexts)
+        ):
+            lines.append(
+                "  hint: no retrieved chunk id matches, but the contexts' "
+                "metadata.document_id would; try --ragproof-source-match=document"
+            )
+    if case.kind == "injection" and case.canary and not cfg.redact:
+        lines.append(f"  canary: {case.canary}")
+    if not cfg.redact:
+        answer = output.answer
+        if answer is None:
+            lines.append("  answer: (none)")
+        else:
+            preview = answer if len(answer) <= ANSWER_PREVIEW else answer[:ANSWER_PREVIEW] + "…"
+            lines.append(f"  answer: {preview!r}")
+    lines.append(
+        "  (thresholds: --ragproof-case-threshold / ini ragproof_case_threshold; "
+        "'none' clears the defaults)"
+    )
+    return "\n".join(lines)

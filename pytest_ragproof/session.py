@@ -1,0 +1,326 @@
+"""Per-run state of the pytest runner, registered as a plugin object.
+
+Loads the datasets once per process (controller and each xdist worker), runs
+and scores cases, gathers case records on the controller (they travel on the
+test reports), decides the aggregate gate and the exit code in
+``pytest_sessionfinish``, and writes the summary and the results file.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ragproof.collect import CaseItem, DatasetFile
+from pytest_ragproof.dataset.io import Dataset, load_dataset
+from pytest_ragproof.errors import ConfigError, DatasetError, OutputShapeError
+from pytest_ragproof.metrics import normalize_output
+from pytest_ragproof.runner.call import LoopOwner, PipelineTimeout, invoke
+from pytest_ragproof.runner.config import RunConfig, build
+from pytest_ragproof.runner.gates import (
+    ThresholdResult,
+    all_aggregates,
+    evaluate_aggregates,
+    summarize_case_thresholds,
+)
+from pytest_ragproof.runner.record import CaseRecord
+from pytest_ragproof.runner.results import build_results, write_results
+from pytest_ragproof.runner.scoring import failure_message, score
+from pytest_ragproof.runner.summary import latency_line, threshold_table, worst_cases
+
+RECORD_KEY = pytest.StashKey[CaseRecord]()
+
+
+def _relpath(config: pytest.Config, path: Path) -> str:
+    try:
+        return path.relative_to(config.rootpath).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+class RagproofRun:
+    """Everything one pytest run of ragproof knows."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        try:
+            self.cfg: RunConfig = build(config)
+        except ConfigError as exc:
+            raise pytest.UsageError(f"ragproof: {exc}") from None
+        self.is_worker = hasattr(config, "workerinput")
+        self.loops = LoopOwner()
+        self.datasets: dict[Path, Dataset] = {}
+        for path in self.cfg.datasets:
+            try:
+                self.datasets[path] = load_dataset(path)
+            except DatasetError as exc:
+                raise pytest.UsageError(f"ragproof: invalid dataset: {exc}") from None
+        self._check_unique_ids()
+        self.expected: set[str] = {
+            f"{_relpath(config, path)}::{case.id}"
+            for path, ds in self.datasets.items()
+            for case in ds.cases
+            if self.cfg.selects(case.kind, case.split, case.tags)
+        }
+        self.collected_paths: set[Path] = set()
+        self.selected: set[str] | None = None
+        self.records: dict[str, CaseRecord] = {}
+        self.skipped: set[str] = set()
+        self.threshold_results: list[ThresholdResult] = []
+        self.gate_failures: list[str] = []
+        self.notes: list[str] = []
+        self.passed = True
+        self._add_dataset_args()
+
+    def _check_unique_ids(self) -> None:
+        seen: dict[str, Path] = {}
+        for path, ds in self.datasets.items():
+            for case in ds.cases:
+                other = seen.setdefault(case.id, path)
+                if other != path:
+                    raise pytest.UsageError(
+                        f"ragproof: case id '{case.id}' is in both {other.name} and {path.name}; "
+                        "case ids must be unique across datasets"
+                    )
+
+    def _add_dataset_args(self) -> None:
+        """Make pytest collect the dataset files, wherever they are."""
+        base = self.config.invocation_params.dir
+        present = {(base / a.split("::")[0]).resolve() for a in self.config.args}
+        for path in self.cfg.datasets:
+            covered = any(path == p or p in path.parents for p in present)
+            if not covered:
+                self.config.args.append(str(path))
+
+    # -- collection ---------------------------------------------------------
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Any:
+        resolved = file_path.resolve()
+        if resolved in self.datasets and resolved not in self.collected_paths:
+            self.collected_paths.add(resolved)
+            return DatasetFile.from_parent(parent, path=file_path)
+        return None
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if self.selected is None and session.items:
+            self.selected = {i.nodeid for i in session.items if isinstance(i, CaseItem)}
+        elif self.selected is None and not self._xdist_controller():
+            self.selected = set()
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        if self.selected is None:
+            self.selected = {i for i in ids if i in self.expected}
+
+    def _xdist_controller(self) -> bool:
+        return self.config.pluginmanager.has_plugin("dsession")
+
+    # -- running ------------------------------------------------------------
+    def new_record(self, item: CaseItem) -> CaseRecord:
+        case = item.case
+        return CaseRecord(
+            id=case.id,
+            dataset=_relpath(self.config, item.path.resolve()),
+            nodeid=item.nodeid,
+            kind=case.kind,
+            question_type=case.question_type,
+            tags=list(case.tags),
+            pipeline=item.pipeline_name,
+            question=case.question,
+            expected_answer=case.expected_answer,
+            expected_source_ids=list(case.expected_source_ids),
+        )
+
+    def run_case(self, item: CaseItem, pipeline: Any) -> None:
+        __tracebackhide__ = True
+        case = item.case
+        record = self.new_record(item)
+        item.stash[RECORD_KEY] = record
+        start = time.perf_counter()
+        try:
+            raw = invoke(
+                pipeline,
+                case,
+                delivery=self.cfg.injection_delivery,
+                timeout=self.cfg.timeout,
+                loops=self.loops,
+            )
+        except PipelineTimeout:
+            record.status, record.error_type = "error", "TimeoutError"
+            record.latency_s = time.perf_counter() - start
+            pytest.fail(
+                f"ragproof case {case.id}: the pipeline did not answer within "
+                f"{self.cfg.timeout:g}s (--ragproof-timeout)",
+                pytrace=False,
+            )
+        except Exception as exc:
+            record.status, record.error_type = "error", type(exc).__name__
+            record.latency_s = time.perf_counter() - start
+            if self.cfg.redact:
+                pytest.fail(
+                    f"ragproof case {case.id}: the pipeline raised {type(exc).__name__} "
+                    "(message hidden by --ragproof-redact)",
+                    pytrace=False,
+                )
+            raise
+        record.latency_s = time.perf_counter() - start
+        try:
+            output = normalize_output(raw)
+        except OutputShapeError as exc:
+            record.status, record.error_type = "error", "OutputShapeError"
+            pytest.fail(f"ragproof case {case.id}: {exc}", pytrace=False)
+        score(record, case, output, self.cfg, self.cfg.case_thresholds)
+        for name, value in record.metrics.items():
+            item.user_properties.append((f"ragproof.{name}", value))
+        item.user_properties.append(("ragproof.status", record.status))
+        if record.failures:
+            pytest.fail(failure_message(record, case, output, self.cfg), pytrace=False)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+        report = yield
+        if not isinstance(item, CaseItem):
+            return report
+        record = item.stash.get(RECORD_KEY, None)
+        if report.when == "setup" and report.skipped:
+            report.ragproof_skipped = True
+        elif report.when == "setup" and report.failed:
+            record = self.new_record(item)
+            record.status = "error"
+            record.error_type = call.excinfo.typename if call.excinfo else "SetupError"
+            report.ragproof = record.to_dict()
+        elif report.when == "call" and record is not None:
+            report.ragproof = record.to_dict()
+        return report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        data = getattr(report, "ragproof", None)
+        if data is not None:
+            self.records[report.nodeid] = CaseRecord.from_dict(data)
+        elif getattr(report, "ragproof_skipped", False) or (
+            report.skipped and report.nodeid in self.expected
+        ):
+            self.skipped.add(report.nodeid)
+
+    # -- the verdict --------------------------------------------------------
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.loops.close()
+        if self.is_worker:
+            return
+        records = sorted(self.records.values(), key=lambda r: (r.pipeline, r.nodeid))
+        selected = self.selected if self.selected is not None else set()
+        partial = selected != self.expected
+        if partial and self.expected:
+            left_out = len(self.expected - selected)
+            self.notes.append(
+                f"pytest's selection (-k, -m, --lf, node ids or deselection) left out "
+                f"{left_out} of {len(self.expected)} case(s): aggregates are reported, not gated"
+            )
+        missing = sorted(selected - set(self.records) - self.skipped)
+        if missing:
+            self.gate_failures.append(
+                f"scores missing for {len(missing)} case(s) (a crashed worker or an "
+                f"interrupted run?), e.g. {missing[0]}"
+            )
+        aggregate_results = evaluate_aggregates(
+            records, self.cfg.aggregate_thresholds, gated=not partial
+        )
+        for r in aggregate_results:
+            if r.failed:
+                observed = "no scored cases" if r.observed is None else f"{r.observed:.4g}"
+                self.gate_failures.append(
+                    f"aggregate {r.expression} [{r.pipeline}]: {r.aggregator} = {observed} "
+                    f"(expected {r.bound}, n={r.n})"
+                )
+        self.threshold_results = [
+            *summarize_case_thresholds(records, self.cfg.case_thresholds),
+            *aggregate_results,
+        ]
+        for path, ds in self.datasets.items():
+            if not ds.frozen:
+                self.notes.append(f"dataset {path.name} is not frozen (ragproof freeze)")
+        items_failed = any(r.status != "passed" for r in records)
+        self.passed = not self.gate_failures and not items_failed and not missing
+        if self.cfg.report is not None:
+            write_results(self.results(records), self.cfg.report)
+        if self.gate_failures and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def results(self, records: list[CaseRecord]) -> dict[str, Any]:
+        datasets = [
+            {
+                "path": _relpath(self.config, path),
+                "sha256": ds.sha256,
+                "frozen": ds.frozen,
+                "cases": len(ds.cases),
+                "evaluated": sum(1 for c in ds.cases if self.cfg.selects(c.kind, c.split, c.tags)),
+            }
+            for path, ds in self.datasets.items()
+        ]
+        settings = {
+            "k": list(self.cfg.ks),
+            "source_match": self.cfg.source_match,
+            "injection_delivery": self.cfg.injection_delivery,
+            "abstain_language": self.cfg.abstain_language,
+            "kinds": sorted(self.cfg.kinds),
+            "splits": sorted(self.cfg.splits),
+            "tags": sorted(self.cfg.tags),
+        }
+        return build_results(
+            passed=self.passed,
+            datasets=datasets,
+            records=records,
+            aggregates=all_aggregates(
+                records, [*self.cfg.case_thresholds, *self.cfg.aggregate_thresholds]
+            ),
+            thresholds=self.threshold_results,
+            settings=settings,
+            redact=self.cfg.redact,
+            notes=self.notes,
+        )
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.is_worker:
+            return
+        tr = terminalreporter
+        records = sorted(self.records.values(), key=lambda r: (r.pipeline, r.nodeid))
+        tr.write_sep("=", "ragproof summary")
+        for path, ds in self.datasets.items():
+            state = "frozen" if ds.frozen else "NOT frozen"
+            tr.write_line(
+                f"dataset {_relpath(self.config, path)}: {len(ds.cases)} case(s), {state}, "
+                f"sha256 {ds.sha256[:12]}"
+            )
+        by_status = {
+            s: sum(1 for r in records if r.status == s) for s in ("passed", "failed", "error")
+        }
+        tr.write_line(
+            f"cases: {by_status['passed']} passed, {by_status['failed']} failed, "
+            f"{by_status['error']} error"
+        )
+        if self.threshold_results:
+            tr.write_line(threshold_table(self.threshold_results, records))
+        errors = [r for r in records if r.status == "error"]
+        if errors:
+            tr.write_line(
+                "errors: "
+                + ", ".join(f"{r.id} ({r.error_type})" for r in errors[:10])
+                + (f", … (+{len(errors) - 10})" if len(errors) > 10 else "")
+            )
+        worst = worst_cases(records, self.cfg.worst)
+        if worst:
+            tr.write_line("worst cases:")
+            for line in worst:
+                tr.write_line(f"  {line}")
+        latency = latency_line(records)
+        if latency:
+            tr.write_line(latency)
+        for note in self.notes:
+            tr.write_line(f"note: {note}", yellow=True)
+        for failure in self.gate_failures:
+            tr.write_line(f"ragproof gate FAILED: {failure}", red=True, bold=True)
+        if self.cfg.report is not None:
+            tr.write_line(f"results written to {self.cfg.report}")
