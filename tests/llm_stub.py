@@ -212,6 +212,8 @@ class StubServer:
 class _RequestHandler(BaseHTTPRequestHandler):
     server_stub: StubServer
     protocol_version = "HTTP/1.1"  # keep-alive, as real providers do
+    # Headers and body go out in two writes; with Nagle on, delayed ACKs add ~40 ms.
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         return  # keep test output clean

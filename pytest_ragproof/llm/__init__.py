@@ -18,7 +18,8 @@ Public API::
     text = await client.complete(messages, prompt_version="x-v1")   # CompletionResult
 
     # sync: many calls at once, results in input order, LLMError in place of a result
-    results = client.run_batch(client.structured(m, MySchema, prompt_version="v1") for m in batch)
+    results = client.structured_batch(list_of_messages, MySchema, prompt_version="v1")
+    results = client.run_batch([client.complete(m, prompt_version="v1"), ...])  # any mix
 
     client.stats.as_dict()   # calls, requests, cache hits, retries by reason, failures...
 
@@ -41,8 +42,9 @@ from pytest_ragproof.llm.cache import (
     cache_key,
     resolve_cache_dir,
 )
-from pytest_ragproof.llm.client import CompletionResult, LLMClient, StructuredResult
+from pytest_ragproof.llm.client import LLMClient
 from pytest_ragproof.llm.config import LLMConfig, gen_config, judge_config, resolve_config
+from pytest_ragproof.llm.request import CompletionResult, StructuredResult
 from pytest_ragproof.llm.stats import LLMStats, Usage
 
 __all__ = [

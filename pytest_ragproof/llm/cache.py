@@ -17,17 +17,18 @@ API keys, headers and the API base never enter keys or files.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import xxhash
+
+if TYPE_CHECKING:  # argparse is only needed by CLIs, which import it themselves
+    import argparse
 
 CACHE_ENV = "RAGPROOF_CACHE_DIR"
 DEFAULT_DIR = ".ragproof_cache"
@@ -119,7 +120,10 @@ class ResponseCache:
             ensure_ascii=False,
             sort_keys=True,
         ).encode("utf-8")
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
+        # A unique name per process and attempt (O_EXCL), without importing tempfile:
+        # a cache hit should cost as few imports as possible.
+        tmp = target.parent / f".tmp-{os.getpid()}-{os.urandom(8).hex()}.json"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o644)
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)

@@ -1,27 +1,25 @@
 """The one module that talks to litellm: calls, retries, structured output, cache.
 
 litellm is imported lazily, on the first request that misses the cache, with its
-price-table download, callbacks and debug output switched off. Everything the
-provider says in an error is dropped: only the exception type and HTTP status
-survive, and no exception we raise chains to the provider's.
+price-table download, callbacks and debug output switched off; asyncio only when
+something must actually be awaited. Everything the provider says in an error is
+dropped: only the exception type and HTTP status survive, and no exception we
+raise chains to the provider's.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-import logging
+import functools
 import os
 import random
-from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Coroutine, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
 from pytest_ragproof.errors import (
     InvalidOutputError,
-    LLMConfigError,
     LLMError,
     LLMTimeoutError,
     MissingExtraError,
@@ -30,42 +28,27 @@ from pytest_ragproof.errors import (
 from pytest_ragproof.llm.cache import CachedResponse, ResponseCache, cache_key
 from pytest_ragproof.llm.config import LLMConfig
 from pytest_ragproof.llm.output import OutputParseError, parse_structured
-from pytest_ragproof.llm.retry import backoff_delay, parse_retry_after
+from pytest_ragproof.llm.request import (
+    CompletionResult,
+    Message,
+    Reply,
+    StructuredResult,
+    prepare,
+    repair_messages,
+    response_format,
+    with_json_instruction,
+)
+from pytest_ragproof.llm.retry import Failure, backoff_delay, retry_after_of
 from pytest_ragproof.llm.stats import LLMStats, Usage, add_cost
+
+if TYPE_CHECKING:
+    import asyncio
 
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
-Message = Mapping[str, Any]
 
 #: Extra seconds our own watchdog allows beyond litellm's timeout before cancelling.
 _WATCHDOG_GRACE_S = 1.0
-
-#: Parameters a caller may not pass: they carry secrets or would undo our retry control.
-_RESERVED_PARAMS = frozenset(
-    {
-        "api_key",
-        "api_base",
-        "base_url",
-        "headers",
-        "extra_headers",
-        "timeout",
-        "num_retries",
-        "max_retries",
-        "messages",
-        "model",
-        "response_format",
-        "stream",
-    }
-)
-
-JSON_INSTRUCTION = (
-    "Reply with only a JSON value that matches this JSON Schema, "
-    "with no prose and no Markdown fences:\n{schema}"
-)
-REPAIR_INSTRUCTION = (
-    "Your previous reply could not be used: {summary}. "
-    "Reply again with only the corrected JSON value."
-)
 
 _litellm_module: Any = None
 
@@ -102,38 +85,26 @@ def load_litellm() -> Any:
 
 
 def _silence_litellm_loggers() -> None:
+    import logging
+
     for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 
 @dataclass(frozen=True)
-class CompletionResult:
-    """One logical text completion. ``attempts`` counts HTTP requests (0 if cached)."""
-
-    text: str | None
-    usage: Usage
-    cost: float | None
-    cached: bool
-    attempts: int
-
-
-@dataclass(frozen=True)
-class StructuredResult(Generic[T]):
-    """A validated structured reply, with what it took to get it."""
-
-    value: T
-    usage: Usage
-    cost: float | None
-    cached: bool
-    attempts: int
-    repaired: bool = False
+class _Prepared:
+    key: str
+    messages: list[dict[str, Any]]
+    params: dict[str, Any]
+    schema_json: dict[str, Any] | None
 
 
 class LLMClient:
     """Calls one configured model with bounded concurrency, retries and a cache.
 
     One client per model and run: its :attr:`stats` total every call. Use the async
-    methods from async code, or :meth:`run_batch` to run many calls from sync code.
+    methods from async code, or :meth:`structured_batch` / :meth:`run_batch` from
+    sync code.
     """
 
     def __init__(
@@ -159,20 +130,13 @@ class LLMClient:
     ) -> CompletionResult:
         """Plain text completion of ``messages``, cached under ``prompt_version``."""
         self.stats.calls += 1
-        msgs, call_params = self._prepare(messages, params)
-        key = cache_key(
-            model=self.config.model,
-            prompt_version=prompt_version,
-            messages=msgs,
-            params=call_params,
-            schema=None,
-        )
-        hit = self._cached(key)
+        prep = self._prepare(messages, None, prompt_version, params)
+        hit = self._cached(prep.key)
         if hit is not None:
             usage = Usage(hit.prompt_tokens, hit.completion_tokens)
             return CompletionResult(hit.text, usage, 0.0, cached=True, attempts=0)
-        reply = await self._request(msgs, call_params)
-        self.cache.put(key, CachedResponse(reply.text, *_usage_pair(reply.usage)))
+        reply = await self._request(prep.messages, prep.params)
+        self.cache.put(prep.key, _entry(reply.text, reply.usage))
         return CompletionResult(reply.text, reply.usage, reply.cost, False, reply.attempts)
 
     async def structured(
@@ -190,55 +154,44 @@ class LLMClient:
         provider fails beyond the retry budget.
         """
         self.stats.calls += 1
-        msgs, call_params = self._prepare(messages, params)
-        schema_json = schema.model_json_schema()
-        key = cache_key(
-            model=self.config.model,
-            prompt_version=prompt_version,
-            messages=msgs,
-            params=call_params,
-            schema=schema_json,
-        )
-        hit = self._cached(key)
+        prep = self._prepare(messages, schema, prompt_version, params)
+        hit = self._structured_hit(prep, schema)
         if hit is not None:
-            value = self._validate_final(hit.text, schema)
-            usage = Usage(hit.prompt_tokens, hit.completion_tokens)
-            return StructuredResult(value, usage, 0.0, cached=True, attempts=0)
+            return hit
+        return await self._structured_fetch(prep, schema)
 
-        litellm = load_litellm()
-        send = list(msgs)
-        request_params = dict(call_params)
-        if _supports_response_schema(litellm, self.config.model):
-            request_params["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": schema.__name__, "schema": schema_json},
-            }
-        else:
-            send = _with_instruction(send, JSON_INSTRUCTION.format(schema=json.dumps(schema_json)))
-        reply = await self._request(send, request_params)
-        usage, cost, attempts, repaired = reply.usage, reply.cost, reply.attempts, False
-        try:
-            value = parse_structured(reply.text, schema)
-            final_text = reply.text
-        except OutputParseError as err:
-            self.stats.repairs += 1
-            repaired = True
-            repair = [
-                *send,
-                {"role": "assistant", "content": reply.text or ""},
-                {"role": "user", "content": REPAIR_INSTRUCTION.format(summary=err.summary)},
-            ]
-            second = await self._request(repair, request_params)
-            usage, cost = usage + second.usage, add_cost(cost, second.cost)
-            attempts += second.attempts
-            final_text = second.text
-            # The final outcome is cached even when invalid, so a re-run reproduces
-            # the same discard without calling the model again.
-            self.cache.put(key, CachedResponse(final_text, *_usage_pair(usage)))
-            value = self._validate_final(final_text, schema)
-            return StructuredResult(value, usage, cost, False, attempts, repaired)
-        self.cache.put(key, CachedResponse(final_text, *_usage_pair(usage)))
-        return StructuredResult(value, usage, cost, False, attempts, repaired)
+    def structured_batch(
+        self,
+        batch: Iterable[Sequence[Message]],
+        schema: type[T],
+        *,
+        prompt_version: str,
+        **params: Any,
+    ) -> list[StructuredResult[T] | LLMError]:
+        """:meth:`structured` for many message lists at once, from sync code.
+
+        Cache hits are answered first without an event loop; the misses then run
+        concurrently (at most ``config.concurrency`` in flight). Results keep the
+        order of ``batch``; an :class:`LLMError` takes the place of a failed item.
+        """
+        results: list[StructuredResult[T] | LLMError | None] = []
+        misses: list[tuple[int, _Prepared]] = []
+        for index, messages in enumerate(batch):
+            self.stats.calls += 1
+            prep = self._prepare(messages, schema, prompt_version, params)
+            try:
+                hit = self._structured_hit(prep, schema)
+            except InvalidOutputError as exc:
+                results.append(exc)
+                continue
+            results.append(hit)
+            if hit is None:
+                misses.append((index, prep))
+        if misses:
+            fetched = self.run_batch(self._structured_fetch(prep, schema) for _, prep in misses)
+            for (index, _), result in zip(misses, fetched, strict=True):
+                results[index] = result
+        return [r for r in results if r is not None]
 
     def run_batch(self, jobs: Iterable[Coroutine[Any, Any, R]]) -> list[R | LLMError]:
         """Run coroutines of this client's methods concurrently from sync code.
@@ -247,6 +200,8 @@ class LLMClient:
         an :class:`LLMError` takes the place of its job's result. Concurrency is
         bounded by ``config.concurrency``. Other exceptions propagate.
         """
+        import asyncio
+
         jobs = list(jobs)
 
         async def gather() -> list[R | LLMError]:
@@ -265,32 +220,64 @@ class LLMClient:
 
     # -- internals ----------------------------------------------------------
     def _prepare(
-        self, messages: Sequence[Message], params: Mapping[str, Any]
-    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        reserved = _RESERVED_PARAMS.intersection(params)
-        if reserved:
-            raise LLMConfigError(
-                f"parameters {sorted(reserved)} are set by the LLM layer or the environment, "
-                "not per call"
-            )
-        msgs = [dict(m) for m in messages]
-        if not msgs:
-            raise LLMConfigError("no messages to send")
-        cfg = self.config
-        call_params: dict[str, Any] = {"temperature": cfg.temperature}
-        if cfg.seed is not None:
-            call_params["seed"] = cfg.seed
-        if cfg.max_tokens is not None:
-            call_params["max_tokens"] = cfg.max_tokens
-        call_params.update(cfg.extra_params)
-        call_params.update(params)
-        return msgs, call_params
+        self,
+        messages: Sequence[Message],
+        schema: type[BaseModel] | None,
+        prompt_version: str,
+        params: dict[str, Any],
+    ) -> _Prepared:
+        msgs, call_params = prepare(self.config, messages, params)
+        schema_json = _schema_of(schema) if schema is not None else None
+        key = cache_key(
+            model=self.config.model,
+            prompt_version=prompt_version,
+            messages=msgs,
+            params=call_params,
+            schema=schema_json,
+        )
+        return _Prepared(key, msgs, call_params, schema_json)
 
     def _cached(self, key: str) -> CachedResponse | None:
         hit = self.cache.get(key)
         if hit is not None:
             self.stats.cache_hits += 1
         return hit
+
+    def _structured_hit(self, prep: _Prepared, schema: type[T]) -> StructuredResult[T] | None:
+        hit = self._cached(prep.key)
+        if hit is None:
+            return None
+        value = self._validate_final(hit.text, schema)
+        usage = Usage(hit.prompt_tokens, hit.completion_tokens)
+        return StructuredResult(value, usage, 0.0, cached=True, attempts=0)
+
+    async def _structured_fetch(self, prep: _Prepared, schema: type[T]) -> StructuredResult[T]:
+        assert prep.schema_json is not None
+        load_litellm()  # fail with the install hint before building the request
+        send = prep.messages
+        params = dict(prep.params)
+        if _supports_response_schema(self.config.model):
+            params["response_format"] = response_format(schema.__name__, prep.schema_json)
+        else:
+            send = with_json_instruction(send, prep.schema_json)
+        reply = await self._request(send, params)
+        usage, cost, attempts = reply.usage, reply.cost, reply.attempts
+        final_text = reply.text
+        try:
+            value = parse_structured(reply.text, schema)
+        except OutputParseError as err:
+            self.stats.repairs += 1
+            second = await self._request(repair_messages(send, reply.text, err.summary), params)
+            usage, cost = usage + second.usage, add_cost(cost, second.cost)
+            attempts += second.attempts
+            final_text = second.text
+            # The final outcome is cached even when invalid, so a re-run reproduces
+            # the same discard without calling the model again.
+            self.cache.put(prep.key, _entry(final_text, usage))
+            value = self._validate_final(final_text, schema)
+            return StructuredResult(value, usage, cost, False, attempts, repaired=True)
+        self.cache.put(prep.key, _entry(final_text, usage))
+        return StructuredResult(value, usage, cost, False, attempts)
 
     def _validate_final(self, text: str | None, schema: type[T]) -> T:
         try:
@@ -303,6 +290,8 @@ class LLMClient:
         )
 
     def _gate(self) -> asyncio.Semaphore:
+        import asyncio
+
         # asyncio primitives bind to one loop; run_batch starts a new loop per batch.
         loop = asyncio.get_running_loop()
         if self._semaphore is None or self._semaphore_loop is not loop:
@@ -310,8 +299,10 @@ class LLMClient:
             self._semaphore_loop = loop
         return self._semaphore
 
-    async def _request(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> _Reply:
+    async def _request(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> Reply:
         """One logical request with retries; returns the first success."""
+        import asyncio
+
         litellm = load_litellm()
         cfg = self.config
         loop = asyncio.get_running_loop()
@@ -337,7 +328,7 @@ class LLMClient:
             attempt_timeout = max(0.001, min(cfg.timeout_s, remaining))
             kwargs["timeout"] = attempt_timeout
             self.stats.requests += 1
-            failure: _Failure
+            failure: Failure
             try:
                 async with self._gate():
                     response = await asyncio.wait_for(
@@ -361,12 +352,12 @@ class LLMClient:
             self.stats.retries[failure.reason] += 1
             await asyncio.sleep(retry_in)
 
-    def _give_up(self, failure: _Failure, attempts: int) -> ProviderError:
+    def _give_up(self, failure: Failure, attempts: int) -> ProviderError:
         error_cls = LLMTimeoutError if failure.reason == "timeout" else ProviderError
         self.stats.failures[f"{error_cls.__name__}:{failure.exc_type}"] += 1
         return error_cls(failure.exc_type, failure.status, attempts)
 
-    def _account(self, litellm: Any, response: Any, attempts: int) -> _Reply:
+    def _account(self, litellm: Any, response: Any, attempts: int) -> Reply:
         try:
             text = response.choices[0].message.content
         except (AttributeError, IndexError):
@@ -376,70 +367,54 @@ class LLMClient:
             int(getattr(raw_usage, "prompt_tokens", 0) or 0),
             int(getattr(raw_usage, "completion_tokens", 0) or 0),
         )
-        try:
-            cost: float | None = float(litellm.completion_cost(completion_response=response))
-        except Exception:
-            # litellm raises for models missing from its price table: cost unknown.
-            cost = None
+        cost = _cost_of(litellm, response)
         self.stats.record_usage(usage, cost)
-        return _Reply(text if isinstance(text, str) else None, usage, cost, attempts)
+        return Reply(text if isinstance(text, str) else None, usage, cost, attempts)
 
 
-@dataclass(frozen=True)
-class _Reply:
-    text: str | None
-    usage: Usage
-    cost: float | None
-    attempts: int
-
-
-@dataclass(frozen=True)
-class _Failure:
-    exc_type: str
-    status: int | None
-    reason: str | None  # one of retry.RETRY_REASONS, None = not retryable
-    retry_after: float | None = None
-
-
-def _classify(litellm: Any, exc: BaseException) -> _Failure:
+def _classify(litellm: Any, exc: BaseException) -> Failure:
     name = type(exc).__name__
     if isinstance(exc, TimeoutError | litellm.Timeout):
-        return _Failure(name, None, "timeout")
+        return Failure(name, None, "timeout")
     raw_status = getattr(exc, "status_code", None)
     status = raw_status if isinstance(raw_status, int) else None
     if isinstance(exc, litellm.RateLimitError) or status == 429:
-        return _Failure(name, 429, "rate_limit", parse_retry_after(_headers(exc)))
+        return Failure(name, 429, "rate_limit", retry_after_of(exc))
     if isinstance(exc, litellm.APIConnectionError):
-        return _Failure(name, None, "connection")
+        return Failure(name, None, "connection")
     if status is not None and status >= 500:
-        return _Failure(name, status, "server_error", parse_retry_after(_headers(exc)))
-    return _Failure(name, status, None)
+        return Failure(name, status, "server_error", retry_after_of(exc))
+    return Failure(name, status, None)
 
 
-def _headers(exc: BaseException) -> Mapping[str, Any] | None:
-    headers = getattr(exc, "litellm_response_headers", None)
-    if headers is None:
-        headers = getattr(getattr(exc, "response", None), "headers", None)
-    return headers if isinstance(headers, Mapping) else None
-
-
-def _supports_response_schema(litellm: Any, model: str) -> bool:
+def _cost_of(litellm: Any, response: Any) -> float | None:
+    hidden = getattr(response, "_hidden_params", None)
+    if isinstance(hidden, dict) and "response_cost" in hidden:
+        # litellm already priced the response while handling it (None = no price
+        # known); pricing it again costs a few ms of CPU per call.
+        known = hidden["response_cost"]
+        return float(known) if isinstance(known, int | float) else None
     try:
-        return bool(litellm.supports_response_schema(model=model))
+        return float(litellm.completion_cost(completion_response=response))
+    except Exception:
+        # litellm raises for models missing from its price table: cost unknown.
+        return None
+
+
+@functools.cache
+def _schema_of(schema: type[BaseModel]) -> dict[str, Any]:
+    # Generating a JSON schema costs about a millisecond, more than a cache hit.
+    return schema.model_json_schema()
+
+
+@functools.cache
+def _supports_response_schema(model: str) -> bool:
+    try:
+        return bool(load_litellm().supports_response_schema(model=model))
     except Exception:
         # Unknown models raise in some litellm versions: use the prompt fallback.
         return False
 
 
-def _with_instruction(messages: list[dict[str, Any]], instruction: str) -> list[dict[str, Any]]:
-    """Add ``instruction`` to the first system message, or prepend one."""
-    out = [dict(m) for m in messages]
-    for message in out:
-        if message.get("role") == "system" and isinstance(message.get("content"), str):
-            message["content"] = f"{message['content']}\n\n{instruction}"
-            return out
-    return [{"role": "system", "content": instruction}, *out]
-
-
-def _usage_pair(usage: Usage) -> tuple[int, int]:
-    return usage.prompt_tokens, usage.completion_tokens
+def _entry(text: str | None, usage: Usage) -> CachedResponse:
+    return CachedResponse(text, usage.prompt_tokens, usage.completion_tokens)

@@ -5,15 +5,25 @@ Pure functions, so the policy is testable without a clock or a network.
 
 from __future__ import annotations
 
-import email.utils
 import math
 import random
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 #: Why a request is retried; the keys of ``LLMStats.retries``.
 RETRY_REASONS = ("rate_limit", "server_error", "timeout", "connection")
+
+
+@dataclass(frozen=True)
+class Failure:
+    """All we keep of a failed request: never the provider's message."""
+
+    exc_type: str
+    status: int | None
+    reason: str | None  # one of RETRY_REASONS; None = not retryable
+    retry_after: float | None = None
 
 
 def backoff_delay(retry_index: int, base_s: float, cap_s: float, rng: random.Random) -> float:
@@ -45,6 +55,8 @@ def parse_retry_after(
     seconds = _number(raw)
     if seconds is not None:
         return max(0.0, seconds)
+    import email.utils  # rare (HTTP-date form); kept off the import path of cache hits
+
     try:
         when = email.utils.parsedate_to_datetime(str(raw))
     except (TypeError, ValueError):
@@ -61,3 +73,11 @@ def _number(value: Any) -> float | None:
     except ValueError:
         return None
     return number if math.isfinite(number) else None
+
+
+def retry_after_of(exc: BaseException) -> float | None:
+    """The Retry-After of a provider exception, from the response headers litellm keeps."""
+    headers = getattr(exc, "litellm_response_headers", None)
+    if headers is None:
+        headers = getattr(getattr(exc, "response", None), "headers", None)
+    return parse_retry_after(headers if isinstance(headers, Mapping) else None)

@@ -165,6 +165,8 @@ CACHED_RUN = textwrap.dedent(
         client.structured(messages, QA, prompt_version="s-v1"),
         client.complete(messages, prompt_version="c-v1"),
     ])
+    [batched] = client.structured_batch([messages], QA, prompt_version="s-v1")
+    assert batched.value == results[0].value, batched
     print(json.dumps({
         "litellm_imported": any(m.split(".")[0] == "litellm" for m in sys.modules),
         "answer": results[0].value.answer,
@@ -211,5 +213,5 @@ def test_cached_rerun_makes_no_request_and_never_imports_litellm(
         "plain",
         [True, True],
     )
-    assert out["stats"]["cache_hits"] == 2 and out["stats"]["requests"] == 0
+    assert out["stats"]["cache_hits"] == 3 and out["stats"]["requests"] == 0
     assert llm_stub.request_count == 2

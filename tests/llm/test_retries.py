@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from pytest_ragproof.errors import LLMError, LLMTimeoutError, ProviderError
+from pytest_ragproof.errors import InvalidOutputError, LLMError, LLMTimeoutError, ProviderError
 from tests.llm.conftest import MESSAGES, QA, QA_JSON, MakeClient
 from tests.llm_stub import StubServer, hang, rate_limited, reply, server_error
 
@@ -138,3 +138,28 @@ def test_concurrency_is_bounded_and_batch_order_kept(
     )
     assert not isinstance(again[0], LLMError)
     assert client.stats.calls == 10
+
+
+def test_structured_batch_answers_hits_first_and_keeps_order(
+    llm_stub: StubServer, make_client: MakeClient
+) -> None:
+    def answer(body: dict[str, object]) -> object:
+        # The first user message, so a repair request for "bad" fails again.
+        users = [m for m in body["messages"] if m["role"] == "user"]  # type: ignore[attr-defined]
+        text = users[0]["content"]
+        if text == "bad":
+            return reply("no json here")
+        return reply(f'{{"question": "{text}", "answer": "a"}}', delay_s=0.05)
+
+    llm_stub.set_handler(answer)  # type: ignore[arg-type]
+    batch = [[{"role": "user", "content": p}] for p in ("a", "b", "bad", "c")]
+    first = make_client().structured_batch(batch[:2], QA, prompt_version="sb-v1")
+    assert [r.cached for r in first if not isinstance(r, LLMError)] == [False, False]
+    client = make_client(concurrency=2)
+    results = client.structured_batch(batch, QA, prompt_version="sb-v1")
+    assert isinstance(results[2], InvalidOutputError)
+    ok = [r for r in results if not isinstance(r, LLMError)]
+    assert [(r.value.question, r.cached) for r in ok] == [("a", True), ("b", True), ("c", False)]
+    # 2 first-run requests, then "bad" and its repair, then "c".
+    assert llm_stub.request_count == 5
+    assert client.stats.calls == 4 and client.stats.cache_hits == 2

@@ -1,0 +1,146 @@
+"""Benchmark of the LLM layer against the stub server at 200 ms per answer.
+
+    python benchmarks/bench_llm.py
+
+Measures, for 40 structured calls:
+- concurrency 8 vs concurrency 1 (limit 0.25x), wall time of the batch;
+- the client's CPU time per call (process CPU over the concurrency-1 run / 40);
+- a fully cached re-run as a whole new process, interpreter start-up included,
+  vs the uncached concurrency-1 run (limit 0.05x).
+
+The stub runs in its own process so its CPU time is not counted as the client's.
+litellm is imported (and one call made) before any timing starts.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # run as a script from anywhere
+    sys.path.insert(0, str(REPO))
+
+from pytest_ragproof.llm import LLMClient, LLMConfig, ResponseCache  # noqa: E402
+
+if TYPE_CHECKING:
+    import subprocess
+
+# The cached re-run process measures the product's imports, not this script's:
+# modules only the driver needs are imported inside main().
+
+N_CALLS = 40
+LATENCY_S = 0.2
+MODEL = "openai/bench-model"
+
+
+class Answer(BaseModel):
+    answer: str
+
+
+def _client(api_base: str, cache: ResponseCache, concurrency: int) -> LLMClient:
+    config = LLMConfig(model=MODEL, api_base=api_base, concurrency=concurrency, timeout_s=10)
+    return LLMClient(config, cache)
+
+
+def _run(client: LLMClient, version: str) -> float:
+    """Wall time of N_CALLS structured calls in one batch; every call must succeed."""
+    batch = [[{"role": "user", "content": f"question {i}"}] for i in range(N_CALLS)]
+    start = time.perf_counter()
+    results = client.structured_batch(batch, Answer, prompt_version=version)
+    elapsed = time.perf_counter() - start
+    failed = [r for r in results if isinstance(r, Exception)]
+    if failed:
+        raise SystemExit(f"{len(failed)} calls failed, first: {failed[0]!r}")
+    return elapsed
+
+
+def cached_run_main(api_base: str, cache_dir: str) -> None:
+    """The body of the cached re-run subprocess: must make no request."""
+    client = _client(api_base, ResponseCache(cache_dir), concurrency=1)
+    _run(client, "bench-v1")
+    if client.stats.requests or "litellm" in sys.modules or client.stats.cache_hits != N_CALLS:
+        raise SystemExit("cached re-run made a request or imported litellm")
+
+
+def _start_stub() -> tuple[subprocess.Popen[str], str]:
+    import subprocess
+
+    proc = subprocess.Popen(
+        [sys.executable, str(REPO / "tests" / "llm_stub.py"), "--latency", str(LATENCY_S)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
+    assert proc.stdout is not None
+    return proc, proc.stdout.readline().strip()
+
+
+def main() -> None:
+    import os
+    import statistics
+    import subprocess
+    import tempfile
+
+    from benchmarks._common import Comparison, report
+
+    os.environ.setdefault("OPENAI_API_KEY", "sk-bench-dummy")
+    stub, api_base = _start_stub()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            cache_dir = str(Path(tmp) / "cache")
+            warm = _client(api_base, ResponseCache(enabled=False), 1)
+            warm.run_batch(
+                [warm.complete([{"role": "user", "content": "warm"}], prompt_version="w")]
+            )
+
+            serial = _client(api_base, ResponseCache(cache_dir), concurrency=1)
+            cpu0 = time.process_time()
+            serial_s = _run(serial, "bench-v1")  # fills the cache for the re-run below
+            cpu_ms = (time.process_time() - cpu0) / N_CALLS * 1000
+
+            parallel_runs = []
+            for round_no in range(3):
+                parallel = _client(api_base, ResponseCache(enabled=False), concurrency=8)
+                parallel_runs.append(_run(parallel, f"bench-v1-{round_no}"))
+
+            cached_runs = []
+            for _ in range(3):
+                start = time.perf_counter()
+                subprocess.run(
+                    [sys.executable, __file__, "--cached-run", api_base, cache_dir],
+                    check=True,
+                    cwd=REPO,
+                )
+                cached_runs.append(time.perf_counter() - start)
+    finally:
+        stub.terminate()
+        stub.wait(10)
+
+    print(f"{N_CALLS} structured calls, stub latency {LATENCY_S * 1000:.0f} ms")
+    print(
+        report(
+            "concurrency 8 vs 1",
+            Comparison(serial_s, statistics.median(parallel_runs)),
+            0.25,
+        )
+    )
+    print(f"client CPU per call (concurrency 1, uncached): {cpu_ms:.2f} ms")
+    print(
+        report(
+            "cached re-run (new process) vs uncached concurrency 1",
+            Comparison(serial_s, statistics.median(cached_runs)),
+            0.05,
+        )
+    )
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--cached-run":
+        cached_run_main(sys.argv[2], sys.argv[3])
+    else:
+        main()
