@@ -19,6 +19,7 @@ from pytest_ragproof.errors import RagproofError
 
 # name -> (module, one-line help). Keep sorted by workflow order.
 COMMANDS: dict[str, tuple[str, str]] = {
+    "ingest": ("pytest_ragproof.commands.ingest", "show what a corpus folder would contribute"),
     "validate": ("pytest_ragproof.commands.validate", "check a dataset file and print counts"),
     "freeze": ("pytest_ragproof.commands.freeze", "validate and freeze a dataset"),
     "split": ("pytest_ragproof.commands.split", "assign optimize/validation/test splits"),
