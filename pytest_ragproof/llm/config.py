@@ -19,7 +19,8 @@ Role = Literal["gen", "judge"]
 #: Environment variable naming the model for each role.
 MODEL_ENV: dict[Role, str] = {"gen": "RAGPROOF_GEN_MODEL", "judge": "RAGPROOF_JUDGE_MODEL"}
 
-_ROLE_OPTION: dict[Role, str] = {"gen": "--model", "judge": "--judge-model"}
+#: The command-line option that also sets the model, named in the error message.
+_ROLE_OPTION: dict[Role, str | None] = {"gen": "--model", "judge": None}
 
 
 @dataclass(frozen=True)
@@ -84,26 +85,38 @@ class LLMConfig:
 _SECRET_PARAMS = frozenset({"api_key", "headers", "extra_headers", "azure_ad_token"})
 
 
-def resolve_config(role: Role = "gen", model: str | None = None, **overrides: Any) -> LLMConfig:
+def resolve_config(
+    role: Role = "gen",
+    model: str | None = None,
+    *,
+    option: str | None = None,
+    **overrides: Any,
+) -> LLMConfig:
     """Build the config for ``role``: ``model`` if given, else ``RAGPROOF_<ROLE>_MODEL``.
 
-    Raises a one-line :class:`LLMConfigError` naming both ways to set a model.
+    Raises a one-line :class:`LLMConfigError` naming the variable and, when there
+    is one, the command-line ``option`` (default ``--model`` for generation).
     """
     env = MODEL_ENV[role]
     chosen = (model or os.environ.get(env) or "").strip()
     if not chosen:
+        flag = option or _ROLE_OPTION[role]
         raise LLMConfigError(
             f"no {'generation' if role == 'gen' else 'judge'} model configured: "
-            f"set {env} (e.g. {env}=openai/gpt-4o-mini) or pass {_ROLE_OPTION[role]}"
+            f"set {env} (e.g. {env}=openai/gpt-4o-mini)" + (f" or pass {flag}" if flag else "")
         )
     return LLMConfig(model=chosen, **{k: v for k, v in overrides.items() if v is not None})
 
 
-def gen_config(model: str | None = None, **overrides: Any) -> LLMConfig:
+def gen_config(
+    model: str | None = None, *, option: str | None = None, **overrides: Any
+) -> LLMConfig:
     """Config for dataset generation (``RAGPROOF_GEN_MODEL``)."""
-    return resolve_config("gen", model, **overrides)
+    return resolve_config("gen", model, option=option, **overrides)
 
 
-def judge_config(model: str | None = None, **overrides: Any) -> LLMConfig:
-    """Config for LLM judges (``RAGPROOF_JUDGE_MODEL``)."""
-    return resolve_config("judge", model, **overrides)
+def judge_config(
+    model: str | None = None, *, option: str | None = None, **overrides: Any
+) -> LLMConfig:
+    """Config for LLM judges (``RAGPROOF_JUDGE_MODEL``); ``option`` names its flag."""
+    return resolve_config("judge", model, option=option, **overrides)

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -99,21 +100,25 @@ def test_per_call_secrets_and_retry_settings_are_refused(make_client: MakeClient
     ("build", "env", "option"),
     [
         (gen_config, "RAGPROOF_GEN_MODEL", "--model"),
-        (judge_config, "RAGPROOF_JUDGE_MODEL", "--judge-model"),
+        (judge_config, "RAGPROOF_JUDGE_MODEL", None),
     ],
 )
 def test_missing_model_is_one_clear_line(
-    monkeypatch: pytest.MonkeyPatch, build: object, env: str, option: str
+    monkeypatch: pytest.MonkeyPatch, build: Callable[..., LLMConfig], env: str, option: str | None
 ) -> None:
     monkeypatch.delenv(env, raising=False)
     with pytest.raises(LLMConfigError) as info:
-        build()  # type: ignore[operator]
+        build()
     message = str(info.value)
-    assert "\n" not in message
-    assert env in message and option in message
+    assert "\n" not in message and env in message
+    assert (" or pass " in message) == (option is not None)
+    if option is not None:
+        assert message.endswith(f"or pass {option}")
+    with pytest.raises(LLMConfigError, match=r"or pass --ragproof-judge-model$"):
+        build(option="--ragproof-judge-model")
     monkeypatch.setenv(env, " ollama/llama3 ")
-    assert build().model == "ollama/llama3"  # type: ignore[operator]
-    assert build("openai/x", concurrency=2).concurrency == 2  # type: ignore[operator]
+    assert build().model == "ollama/llama3"
+    assert build("openai/x", concurrency=2).concurrency == 2
 
 
 @pytest.mark.parametrize(
