@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import operator
 import re
 import unicodedata
 from collections import Counter
@@ -40,8 +41,12 @@ _TOKEN = re.compile(r"[^\W_]+")
 
 def tokenize(text: str) -> list[str]:
     """Lowercased runs of Unicode alphanumeric characters, in text order."""
-    if not text.isascii():
-        text = unicodedata.normalize("NFC", text)
+    if text.isascii():
+        # Same result, faster: ASCII lowercasing never changes where runs split.
+        return _TOKEN.findall(text.lower())
+    text = unicodedata.normalize("NFC", text)
+    # Split first, then lowercase: lowercasing can add non-alphanumeric
+    # characters ("İ" becomes "i" + U+0307) that would split a word.
     return [tok.lower() for tok in _TOKEN.findall(text)]
 
 
@@ -78,40 +83,47 @@ class Hit:
 class BM25Index(Generic[T]):
     """An inverted index over chunks: a query touches only the postings of its terms.
 
-    Build it once per corpus; ``search`` is read-only and may be called from
-    several threads. ``get(chunk_id)`` returns the original chunk object.
+    Each posting stores its precomputed term score (the "impact"), so a query
+    only adds floats. Chunks are kept sorted by id, which makes "lower position"
+    the tie-breaker. Build it once per corpus; ``search`` is read-only and may
+    be called from several threads. ``get(chunk_id)`` returns the original chunk.
     """
 
     def __init__(self, chunks: Iterable[T], *, k1: float = K1, b: float = B) -> None:
         self.k1 = k1
         self.b = b
-        self._chunks: list[T] = list(chunks)
+        self._chunks: list[T] = sorted(chunks, key=lambda c: c.id)
         self._position: dict[str, int] = {}
         for i, chunk in enumerate(self._chunks):
             if chunk.id in self._position:
                 raise ValueError(f"duplicate chunk id in BM25 index: {chunk.id!r}")
             self._position[chunk.id] = i
-        # term -> (chunk positions, term frequencies), positions ascending.
-        postings: dict[str, tuple[list[int], list[int]]] = {}
+        # term -> (chunk positions ascending, term frequencies)
+        raw: dict[str, tuple[list[int], list[int]]] = {}
         lengths: list[int] = []
         for i, chunk in enumerate(self._chunks):
             tokens = tokenize(chunk.text)
             lengths.append(len(tokens))
             for term, tf in Counter(tokens).items():
-                entry = postings.get(term)
+                entry = raw.get(term)
                 if entry is None:
-                    postings[term] = ([i], [tf])
+                    raw[term] = ([i], [tf])
                 else:
                     entry[0].append(i)
                     entry[1].append(tf)
-        self._postings = postings
-        self._lengths = lengths
         n = len(lengths)
         self.avgdl = sum(lengths) / n if n else 0.0
-        self._idf = {term: idf(n, len(pos)) for term, (pos, _) in postings.items()}
-        # Per-chunk length normalization k1 · (1 − b + b·|D|/avgdl), computed once.
         avg = self.avgdl or 1.0
-        self._norm = [k1 * (1.0 - b + b * length / avg) for length in lengths]
+        norm = [k1 * (1.0 - b + b * length / avg) for length in lengths]
+        self._postings: dict[str, tuple[list[int], list[float]]] = {}
+        for term, (positions, tfs) in raw.items():
+            w = idf(n, len(positions))
+            impacts = [
+                w * tf * (k1 + 1.0) / (tf + norm[i]) for i, tf in zip(positions, tfs, strict=True)
+            ]
+            self._postings[term] = (positions, impacts)
+        # (score, -position) tuples compare in C: higher score first, then lower position.
+        self._neg_positions = range(0, -n, -1)
 
     def __len__(self) -> int:
         return len(self._chunks)
@@ -126,7 +138,7 @@ class BM25Index(Generic[T]):
 
     def scores(self, query: str) -> dict[str, float]:
         """Score of every chunk sharing at least one term with ``query``, by chunk id."""
-        return {self._chunks[i].id: s for i, s in self._accumulate(query).items()}
+        return {self._chunks[-neg].id: s for s, neg in self._scored(query) if s > 0.0}
 
     def search(self, query: str, k: int | None = 10) -> list[Hit]:
         """The ``k`` best chunks for ``query`` (all matching chunks when k is None).
@@ -135,20 +147,33 @@ class BM25Index(Generic[T]):
         """
         if k is not None and k < 0:
             raise ValueError(f"k must be >= 0 or None, got {k}")
-        acc = self._accumulate(query)
-        keyed = ((-s, self._chunks[i].id, i) for i, s in acc.items())
-        ranked = sorted(keyed) if k is None else heapq.nsmallest(k, keyed)
-        return [Hit(cid, self._chunks[i].document_id, -neg) for neg, cid, i in ranked]
+        scored = self._scored(query)
+        ranked = sorted(scored, reverse=True) if k is None else heapq.nlargest(k, scored)
+        out: list[Hit] = []
+        for score, neg in ranked:
+            if score <= 0.0:
+                break
+            chunk = self._chunks[-neg]
+            out.append(Hit(chunk.id, chunk.document_id, score))
+        return out
 
-    def _accumulate(self, query: str) -> dict[int, float]:
-        acc: dict[int, float] = {}
-        k1_plus_1 = self.k1 + 1.0
-        norm = self._norm
-        for term in tokenize(query):
-            entry = self._postings.get(term)
-            if entry is None:
-                continue
-            weight = self._idf[term] * k1_plus_1
-            for i, tf in zip(entry[0], entry[1], strict=True):
-                acc[i] = acc.get(i, 0.0) + weight * tf / (tf + norm[i])
-        return acc
+    def _scored(self, query: str) -> Iterable[tuple[float, int]]:
+        """(score, -position) pairs for the chunks the query's postings touch (maybe more)."""
+        lists = [self._postings[t] for t in tokenize(query) if t in self._postings]
+        touched = sum(len(p) for p, _ in lists)
+        if not lists:
+            return ()
+        # Both paths add a chunk's term scores in query order starting from 0.0,
+        # so they give bit-identical scores; they differ only in speed.
+        if touched * 4 >= len(self._chunks):
+            dense = [0.0] * len(self._chunks)
+            for positions, impacts in lists:
+                for i, s in zip(positions, impacts, strict=True):
+                    dense[i] += s
+            return zip(dense, self._neg_positions, strict=True)
+        sparse: dict[int, float] = {}
+        for positions, impacts in lists:
+            get = sparse.get
+            for i, s in zip(positions, impacts, strict=True):
+                sparse[i] = get(i, 0.0) + s
+        return zip(sparse.values(), map(operator.neg, sparse), strict=True)

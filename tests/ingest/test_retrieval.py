@@ -154,3 +154,22 @@ def test_index_agrees_with_brute_force(texts: list[str], query: str) -> None:
     assert {h.chunk_id: h.score for h in hits} == pytest.approx(expected, rel=1e-9)
     keys = [(-h.score, h.chunk_id) for h in hits]
     assert keys == sorted(keys)
+
+
+def test_sparse_and_dense_accumulation_agree_with_brute_force() -> None:
+    # 40 chunks: a rare term touches 1 posting (sparse path), a common one all (dense path).
+    chunks = [
+        C(f"d#{i:02d}", "d", f"common filler {'rare ' if i == 7 else ''}w{i % 5}")
+        for i in range(40)
+    ]
+    index = BM25Index(chunks)
+    for query in ("rare", "common w3", "rare w1 rare", "filler"):
+        assert index.scores(query) == pytest.approx(brute_force(chunks, query), rel=1e-12)
+    assert [h.chunk_id for h in index.search("rare")] == ["d#07"]
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=60))
+def test_ascii_fast_path_matches_the_general_rule(text: str) -> None:
+    import re
+
+    assert tokenize(text) == [t.lower() for t in re.findall(r"[^\W_]+", text)]
