@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from pytest_ragproof.errors import (
     InvalidOutputError,
+    LLMConfigError,
     LLMError,
     LLMTimeoutError,
     MissingExtraError,
@@ -198,7 +199,8 @@ class LLMClient:
 
         Results come back in the order of ``jobs``, whatever order they finish in;
         an :class:`LLMError` takes the place of its job's result. Concurrency is
-        bounded by ``config.concurrency``. Other exceptions propagate.
+        bounded by ``config.concurrency``. Configuration errors (``LLMConfigError``,
+        ``MissingExtraError``) and unexpected exceptions propagate.
         """
         import asyncio
 
@@ -208,7 +210,7 @@ class LLMClient:
             results = await asyncio.gather(*jobs, return_exceptions=True)
             out: list[R | LLMError] = []
             for result in results:
-                if isinstance(result, LLMError):
+                if isinstance(result, LLMError) and not isinstance(result, LLMConfigError):
                     out.append(result)
                 elif isinstance(result, BaseException):
                     raise result
@@ -334,13 +336,14 @@ class LLMClient:
                     response = await asyncio.wait_for(
                         litellm.acompletion(**kwargs), attempt_timeout + _WATCHDOG_GRACE_S
                     )
-                return self._account(litellm, response, attempt)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 # Keep only type, status and Retry-After; the exception (and its
                 # provider message) is dropped when this block ends.
                 failure = _classify(litellm, exc)
+            else:
+                return self._account(litellm, response, attempt)
             retry_in = failure.retry_after
             if retry_in is None:
                 retry_in = backoff_delay(

@@ -85,6 +85,9 @@ def test_api_key_env_is_read_at_call_time_and_never_stored(
     monkeypatch.delenv("MY_VLLM_KEY")
     with pytest.raises(LLMConfigError, match="MY_VLLM_KEY is not set"):
         asyncio.run(client.complete(MESSAGES, prompt_version="p-2"))
+    # A batch stops on configuration errors instead of filing one per item.
+    with pytest.raises(LLMConfigError, match="MY_VLLM_KEY is not set"):
+        client.structured_batch([MESSAGES], QA, prompt_version="p-3")
 
 
 def test_per_call_secrets_and_retry_settings_are_refused(make_client: MakeClient) -> None:
