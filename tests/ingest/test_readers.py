@@ -128,3 +128,15 @@ def test_text_reader_refuses_nul_bytes() -> None:
     with pytest.raises(ReadFailure) as info:
         TextReader().read(b"abc\x00def")
     assert info.value.reason == "not_utf8"
+
+
+def test_importing_ingest_chunking_and_retrieval_loads_no_optional_or_heavy_library() -> None:
+    import subprocess
+
+    code = (
+        "import sys, pytest_ragproof.ingest, pytest_ragproof.chunking, pytest_ragproof.retrieval, "
+        "pytest_ragproof.commands.ingest; "
+        "print(sorted(m for m in ('pypdf', 'docx', 'pydantic', 'tabulate') if m in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "[]"
