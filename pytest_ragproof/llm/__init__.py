@@ -28,6 +28,9 @@ configured, bad settings), ``ProviderError`` / ``LLMTimeoutError`` (exception ty
 and HTTP status only, never the provider's message), ``InvalidOutputError``, and
 ``MissingExtraError`` when litellm is not installed.
 
+``estimate_tokens(text_or_messages)`` is the characters / 4 estimate used for plans
+and dry runs (litellm's tokenizers are never called: they may download).
+
 CLIs add ``--cache-dir``/``--no-cache`` with :func:`add_cache_arguments` and build the
 cache with :func:`cache_from_args`.
 """
@@ -44,7 +47,7 @@ from pytest_ragproof.llm.cache import (
 )
 from pytest_ragproof.llm.client import LLMClient
 from pytest_ragproof.llm.config import LLMConfig, gen_config, judge_config, resolve_config
-from pytest_ragproof.llm.request import CompletionResult, StructuredResult
+from pytest_ragproof.llm.request import CompletionResult, StructuredResult, estimate_tokens
 from pytest_ragproof.llm.stats import LLMStats, Usage
 
 __all__ = [
@@ -59,6 +62,7 @@ __all__ = [
     "add_cache_arguments",
     "cache_from_args",
     "cache_key",
+    "estimate_tokens",
     "gen_config",
     "judge_config",
     "resolve_cache_dir",

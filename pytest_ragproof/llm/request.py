@@ -87,6 +87,19 @@ class Reply:
     attempts: int
 
 
+def estimate_tokens(content: str | Sequence[Message]) -> int:
+    """A rough token count without a tokenizer: characters / 4, rounded up.
+
+    litellm's tokenizers may download vocabularies, so dry runs and plans use this.
+    Message lists count their string contents only.
+    """
+    if isinstance(content, str):
+        chars = len(content)
+    else:
+        chars = sum(len(m["content"]) for m in content if isinstance(m.get("content"), str))
+    return -(-chars // 4)
+
+
 def prepare(
     config: LLMConfig, messages: Sequence[Message], params: Mapping[str, Any]
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
