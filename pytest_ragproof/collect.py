@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import types
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -42,10 +43,15 @@ def _make_runner(run: RagproofRun, fixture_name: str) -> Callable[..., None]:
     return ragproof_case
 
 
-class DatasetFile(pytest.File):
-    """A dataset file given with ``--ragproof-dataset`` (or ini ``ragproof_dataset``)."""
+class DatasetFile(pytest.Module):
+    """A dataset file given with ``--ragproof-dataset`` (or ini ``ragproof_dataset``).
 
-    run: RagproofRun
+    A ``pytest.Module`` (backed by an empty synthetic module object) so that
+    module-scoped pipeline fixtures have a node to live on, as with any test file.
+    """
+
+    def _getobj(self) -> types.ModuleType:
+        return types.ModuleType(f"ragproof_dataset_{self.path.stem.replace('.', '_')}")
 
     def collect(self) -> Iterator[pytest.Item]:
         run = self.config.stash[RUN_KEY]

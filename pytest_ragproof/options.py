@@ -140,6 +140,51 @@ OPTIONS: tuple[Option, ...] = (
         default=False,
     ),
     Option("worst", "how many worst cases the summary lists (default 5)", default="5", metavar="N"),
+    # Exports (reporting).
+    Option(
+        "markdown",
+        "write a Markdown summary to this path (e.g. $GITHUB_STEP_SUMMARY; appended to when "
+        "the file exists)",
+        metavar="PATH",
+    ),
+    Option("html", "write a self-contained HTML report to this path", metavar="PATH"),
+    Option("inspectorraget", "write an InspectorRAGet JSON export to this path", metavar="PATH"),
+    # Regression baselines.
+    Option("baseline", "compare the run with this committed results file", metavar="PATH"),
+    Option(
+        "baseline_update",
+        "write the run's results to the --ragproof-baseline path",
+        ini_type="bool",
+        flag=True,
+        default=False,
+    ),
+    Option(
+        "baseline_allow_dataset_change",
+        "compare with a baseline made from another dataset hash, on the case ids both share",
+        ini_type="bool",
+        flag=True,
+        default=False,
+    ),
+    Option(
+        "regression_tolerance",
+        "allowed drop '[SELECTOR:]METRIC=DELTA' before a regression gates (repeatable; default 0)",
+        ini_type="linelist",
+        multiple=True,
+        metavar="EXPR",
+    ),
+    Option(
+        "regression_alpha",
+        "significance level of the paired tests (default 0.05)",
+        default="0.05",
+        metavar="ALPHA",
+    ),
+    Option(
+        "fail_on_case_regression",
+        "fail the run when any case regressed against the baseline",
+        ini_type="bool",
+        flag=True,
+        default=False,
+    ),
 )
 BY_NAME = {o.name: o for o in OPTIONS}
 

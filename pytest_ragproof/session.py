@@ -14,12 +14,14 @@ from typing import Any
 
 import pytest
 
+from pytest_ragproof import options
 from pytest_ragproof.collect import CaseItem, DatasetFile
 from pytest_ragproof.dataset.io import Dataset, load_dataset
 from pytest_ragproof.errors import ConfigError, DatasetError, OutputShapeError
 from pytest_ragproof.metrics import normalize_output
 from pytest_ragproof.runner.call import LoopOwner, PipelineTimeout, invoke
 from pytest_ragproof.runner.config import RunConfig, build
+from pytest_ragproof.runner.exports import EXPORTERS, write_export
 from pytest_ragproof.runner.gates import (
     ThresholdResult,
     all_aggregates,
@@ -73,6 +75,8 @@ class RagproofRun:
         self.gate_failures: list[str] = []
         self.notes: list[str] = []
         self.passed = True
+        self.baseline_lines: list[str] = []
+        self.written: list[str] = []
         self._add_dataset_args()
 
     def _check_unique_ids(self) -> None:
@@ -208,7 +212,7 @@ class RagproofRun:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.loops.close()
-        if self.is_worker:
+        if self.is_worker or self.config.option.collectonly:
             return
         records = sorted(self.records.values(), key=lambda r: (r.pipeline, r.nodeid))
         selected = self.selected if self.selected is not None else set()
@@ -244,10 +248,21 @@ class RagproofRun:
                 self.notes.append(f"dataset {path.name} is not frozen (ragproof freeze)")
         items_failed = any(r.status != "passed" for r in records)
         self.passed = not self.gate_failures and not items_failed and not missing
-        if self.cfg.report is not None:
-            write_results(self.results(records), self.cfg.report)
+        results = self.results(records)
+        self.write_outputs(results)
         if self.gate_failures and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def write_outputs(self, results: dict[str, Any]) -> None:
+        if self.cfg.report is not None:
+            write_results(results, self.cfg.report)
+        base = self.config.invocation_params.dir
+        for name in EXPORTERS:
+            target = options.get(self.config, name)
+            if target:
+                path = (base / str(target)).resolve()
+                write_export(name, results, path)
+                self.written.append(f"{name} written to {path}")
 
     def results(self, records: list[CaseRecord]) -> dict[str, Any]:
         datasets = [
@@ -283,7 +298,7 @@ class RagproofRun:
         )
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.is_worker:
+        if self.is_worker or self.config.option.collectonly:
             return
         tr = terminalreporter
         records = sorted(self.records.values(), key=lambda r: (r.pipeline, r.nodeid))
@@ -318,9 +333,13 @@ class RagproofRun:
         latency = latency_line(records)
         if latency:
             tr.write_line(latency)
+        for line in self.baseline_lines:
+            tr.write_line(line)
         for note in self.notes:
             tr.write_line(f"note: {note}", yellow=True)
         for failure in self.gate_failures:
             tr.write_line(f"ragproof gate FAILED: {failure}", red=True, bold=True)
         if self.cfg.report is not None:
             tr.write_line(f"results written to {self.cfg.report}")
+        for line in self.written:
+            tr.write_line(line)

@@ -36,7 +36,11 @@ def default_output(path: Path) -> Path:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file in the same folder."""
+    """Write ``text`` to ``path`` via a temporary file in the same folder.
+
+    Missing parent folders are created: the caller asked for this path.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
