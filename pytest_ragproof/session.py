@@ -8,6 +8,7 @@ test reports), decides the aggregate gate and the exit code in
 
 from __future__ import annotations
 
+import importlib
 import time
 from pathlib import Path
 from typing import Any
@@ -135,6 +136,7 @@ class RagproofRun:
             question=case.question,
             expected_answer=case.expected_answer,
             expected_source_ids=list(case.expected_source_ids),
+            reference_contexts=list(case.reference_contexts),
         )
 
     def run_case(self, item: CaseItem, pipeline: Any) -> None:
@@ -249,6 +251,15 @@ class RagproofRun:
         items_failed = any(r.status != "passed" for r in records)
         self.passed = not self.gate_failures and not items_failed and not missing
         results = self.results(records)
+        if options.get(self.config, "baseline"):
+            # Imported by name: the regression module is large and optional.
+            baseline = importlib.import_module("pytest_ragproof.runner.baseline")
+            outcome = baseline.apply_baseline(self.config, results)
+            self.gate_failures.extend(outcome.gate_failures)
+            self.baseline_lines = list(outcome.summary_lines)
+            if outcome.gate_failures:
+                self.passed = False
+                results["passed"] = False
         self.write_outputs(results)
         if self.gate_failures and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED

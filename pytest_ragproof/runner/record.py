@@ -37,6 +37,7 @@ class CaseRecord:
     question: str | None = None
     expected_answer: str | None = None
     expected_source_ids: list[str] = field(default_factory=list)
+    reference_contexts: list[str] = field(default_factory=list)
     answer: str | None = None
     retrieved_ids: list[str] | None = None
     contexts: list[dict[str, Any]] | None = None
@@ -59,6 +60,7 @@ class CaseRecord:
         out = CaseRecord.from_dict(self.to_dict())
         out.question = None
         out.expected_answer = None
+        out.reference_contexts = []
         out.answer = None
         if out.contexts is not None:
             out.contexts = [{**c, "text": None} for c in out.contexts]
