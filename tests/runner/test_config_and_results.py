@@ -1,0 +1,148 @@
+"""Ini configuration, command-line overrides, JUnit properties and the results file."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.runner.conftest import behave, load_results, run
+
+
+def test_ini_in_pyproject_and_command_line_override(
+    project: pytest.Pytester, mode: list[str]
+) -> None:
+    project.makepyprojecttoml(
+        """
+        [tool.pytest.ini_options]
+        ragproof_dataset = ["cases.frozen.json"]
+        ragproof_aggregate_threshold = ["qa:precision@5>=0.5"]
+        """
+    )
+    result = project.runpytest("-p", "no:cacheprovider", "-p", "no:asyncio", *mode)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*ragproof gate FAILED: aggregate qa:precision@5>=0.5*"])
+    result = project.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:asyncio",
+        *mode,
+        "--ragproof-aggregate-threshold",
+        "qa:precision@5>=0.1",
+    )
+    assert result.ret == 0
+
+
+def test_case_threshold_none_clears_defaults(project: pytest.Pytester, mode: list[str]) -> None:
+    behave(project, {"qa-two": "wrong-sources", "inj-1": "leak"})
+    assert run(project, mode).ret == 1
+    result = run(project, mode, "--ragproof-case-threshold", "none")
+    assert result.ret == 0
+    result.assert_outcomes(passed=4)
+
+
+def test_kind_selection_and_markers(project: pytest.Pytester, mode: list[str]) -> None:
+    result = run(project, mode, "--ragproof-kind", "qa")
+    result.assert_outcomes(passed=2)
+    result = run(project, mode, "-m", "ragproof_injection")
+    assert result.parseoutcomes()["passed"] == 1
+    result = run(project, mode, "--ragproof-tag", "billing")
+    result.assert_outcomes(passed=1)
+
+
+def test_junit_carries_metrics(project: pytest.Pytester, mode: list[str]) -> None:
+    result = run(project, mode, "--junitxml=junit.xml")
+    assert result.ret == 0
+    tree = ET.parse(project.path / "junit.xml")
+    case = next(tc for tc in tree.iter("testcase") if tc.get("name") == "qa-good")
+    props = {p.get("name"): p.get("value") for p in case.iter("property")}
+    assert props["ragproof.hit@5"] == "1.0"
+    assert props["ragproof.status"] == "passed"
+    assert case.get("classname") == "cases.frozen.json"
+
+
+def _without_timings(data: dict[str, Any]) -> dict[str, Any]:
+    for case in data["cases"]:
+        case["latency_s"] = None
+        case["metrics"].pop("latency_s", None)
+    data["aggregates"] = [a for a in data["aggregates"] if a["metric"] != "latency_s"]
+    return data
+
+
+def test_results_identical_between_serial_and_xdist(project: pytest.Pytester) -> None:
+    behave(project, {"qa-two": "wrong-sources", "un-1": "raise"})
+    args = ("--ragproof-aggregate-threshold", "qa:recall@5>=0.9")
+    assert run(project, [], "--ragproof-report=serial.json", *args).ret == 1
+    assert run(project, ["-n", "2"], "--ragproof-report=xdist.json", *args).ret == 1
+    serial = _without_timings(load_results(project.path / "serial.json"))
+    xdist = _without_timings(load_results(project.path / "xdist.json"))
+    assert json.dumps(serial, sort_keys=True, indent=2) == json.dumps(
+        xdist, sort_keys=True, indent=2
+    )
+    # the file itself is written with sorted keys
+    text = (project.path / "serial.json").read_text()
+    assert text == json.dumps(json.loads(text), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def test_results_format(project: pytest.Pytester) -> None:
+    behave(project, {"qa-two": "wrong-sources"})
+    run(project, [], "--ragproof-report=out/results.json")
+    data = load_results(project.path / "out" / "results.json")
+    assert data["format"] == "ragproof.results/1" and data["passed"] is False
+    assert data["datasets"][0]["path"] == "cases.frozen.json"
+    assert data["datasets"][0]["frozen"] is True and data["datasets"][0]["cases"] == 4
+    case = next(c for c in data["cases"] if c["id"] == "qa-two")
+    assert case["status"] == "failed" and case["retrieved_ids"] == ["other.md"]
+    assert case["metrics"]["hit@5"] == 0.0 and case["failures"][0]["metric"] == "hit@5"
+    assert case["pipeline"] == "rag_pipeline" and case["error_type"] is None
+    assert {t["expression"] for t in data["thresholds"]} >= {"qa:hit@5>=1"}
+    assert set(data["versions"]) == {"python", "pytest", "pytest-ragproof"}
+
+
+def test_source_match_document_hint(project: pytest.Pytester) -> None:
+    project.makeconftest(
+        """
+import pytest
+@pytest.fixture(scope="module")
+def rag_pipeline():
+    def pipe(question):
+        if "dentist" in question:
+            return "I don't know."
+        doc = "plans.md" if "SSO" in question else "refunds.md"
+        return {"answer": "x", "contexts": [
+            {"id": doc + "#3", "text": "t", "metadata": {"document_id": doc}}]}
+    return pipe
+"""
+    )
+    result = run(project, [])
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        ["*hint:*metadata.document_id would; try --ragproof-source-match=document*"]
+    )
+    assert run(project, [], "--ragproof-source-match=document").ret == 0
+
+
+def test_plugin_unused_imports_nothing_heavy(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_x():\n    pass\n")
+    pytester.makeconftest(
+        """
+import sys
+def pytest_sessionfinish(session):
+    heavy = [m for m in ("pydantic", "litellm", "pypdf", "docx", "pytest_ragproof.dataset")
+             if m in sys.modules]
+    print("HEAVY:", heavy)
+"""
+    )
+    result = pytester.runpytest_subprocess("-s", "-p", "no:asyncio", "-p", "no:hypothesispytest")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*HEAVY: []*"])
+
+
+def test_missing_dataset_file(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    result = pytester.runpytest("--ragproof-dataset=nope.jsonl", "-p", "no:asyncio")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ragproof: invalid dataset*nope.jsonl*cannot read*"])
