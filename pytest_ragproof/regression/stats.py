@@ -1,0 +1,160 @@
+"""Paired significance tests for baseline comparisons, standard library only.
+
+Two tests, both two-sided, both over the cases a run shares with its baseline:
+
+* :func:`mcnemar_exact` for 0/1 metrics (``hit@5``, ``exact_match``,
+  ``abstained`` …): only the discordant pairs carry information. Under the null
+  hypothesis a discordant pair is equally likely to have gone either way, so the
+  smaller of the two discordant counts is compared with Binomial(n, 1/2), n the
+  number of discordant pairs: ``p = min(1, 2 * P(X <= min(b, c)))``, computed
+  from exact integer binomial coefficients.
+
+* :func:`wilcoxon_signed_rank` for continuous metrics (``recall@5``,
+  ``token_f1`` …): zero differences are dropped (Wilcoxon's original
+  treatment), absolute differences are ranked with average ranks for ties, and
+  the statistic is ``T = min(T+, T-)``.
+
+  - With n <= 25 non-zero differences and no tied absolute differences the
+    p-value is exact: ``2 * P(T <= t)`` from the distribution of the sum of a
+    random subset of ranks 1..n, counted by dynamic programming.
+  - Otherwise the normal approximation: mean ``n(n+1)/4``, variance
+    ``n(n+1)(2n+1)/24 - sum(t^3 - t)/48`` over the tie groups of size t, and a
+    continuity correction of 1/2 towards the mean (never past it):
+    ``z = max(0, |T+ - mean| - 1/2) / sd``, ``p = erfc(|z| / sqrt(2))``.
+
+  Differences are rounded to 12 decimal places before ranking, so values that
+  are equal up to floating-point noise (``0.3 - 0.1`` and ``0.5 - 0.3``) tie,
+  and ``0.1 + 0.2 - 0.3`` counts as no change.
+
+These agree with ``scipy.stats.binomtest(k, n, 0.5)`` and
+``scipy.stats.wilcoxon(x, y, zero_method="wilcox", correction=True,
+method="exact" | "asymptotic")``; the test suite checks that over many random
+inputs (SciPy is a development dependency only).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+__all__ = [
+    "EXACT_WILCOXON_MAX_N",
+    "PairedTest",
+    "is_binary",
+    "mcnemar_exact",
+    "paired_test",
+    "wilcoxon_signed_rank",
+]
+
+EXACT_WILCOXON_MAX_N = 25
+_DIFF_DECIMALS = 12
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """The outcome of one paired test.
+
+    ``statistic`` is ``min(b, c)`` for McNemar (b, c the discordant counts) and
+    ``min(T+, T-)`` for Wilcoxon; ``n`` is the number of pairs the test used
+    (discordant pairs, or non-zero differences); ``method`` is
+    ``mcnemar-exact``, ``wilcoxon-exact`` or ``wilcoxon-normal``.
+    """
+
+    method: str
+    statistic: float
+    p_value: float
+    n: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def mcnemar_exact(worse: int, better: int) -> PairedTest:
+    """Exact two-sided McNemar test from the two discordant counts."""
+    if worse < 0 or better < 0:
+        raise ValueError("discordant counts must be non-negative")
+    n = worse + better
+    k = min(worse, better)
+    if n == 0:
+        return PairedTest("mcnemar-exact", 0.0, 1.0, 0)
+    tail = sum(math.comb(n, i) for i in range(k + 1))
+    # Integer true division is correctly rounded, however large n is.
+    p = min(1.0, (2 * tail) / (1 << n))
+    return PairedTest("mcnemar-exact", float(k), p, n)
+
+
+def _average_ranks(values: Sequence[float]) -> tuple[list[float], list[int]]:
+    """Ranks (1-based, ties averaged) of ``values`` and the sizes of the tie groups."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    groups: list[int] = []
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        rank = (i + j + 2) / 2  # mean of the 1-based positions i+1 .. j+1
+        for pos in range(i, j + 1):
+            ranks[order[pos]] = rank
+        groups.append(j - i + 1)
+        i = j + 1
+    return ranks, groups
+
+
+def _exact_lower_tail(n: int, t: int) -> int:
+    """How many of the 2**n sign assignments give a positive-rank sum <= t."""
+    max_sum = n * (n + 1) // 2
+    counts = [0] * (max_sum + 1)
+    counts[0] = 1
+    top = 0
+    for rank in range(1, n + 1):
+        top += rank
+        for s in range(top, rank - 1, -1):
+            counts[s] += counts[s - rank]
+    return sum(counts[: t + 1])
+
+
+def wilcoxon_signed_rank(differences: Sequence[float]) -> PairedTest:
+    """Two-sided Wilcoxon signed-rank test on paired differences (after - before)."""
+    diffs = [round(float(d), _DIFF_DECIMALS) for d in differences]
+    if any(not math.isfinite(d) for d in diffs):
+        raise ValueError("differences must be finite")
+    nonzero = [d for d in diffs if d != 0.0]
+    n = len(nonzero)
+    if n == 0:
+        return PairedTest("wilcoxon-normal", 0.0, 1.0, 0)
+    ranks, groups = _average_ranks([abs(d) for d in nonzero])
+    t_plus = math.fsum(r for r, d in zip(ranks, nonzero, strict=True) if d > 0)
+    t_minus = n * (n + 1) / 2 - t_plus
+    statistic = min(t_plus, t_minus)
+    ties = any(g > 1 for g in groups)
+    if n <= EXACT_WILCOXON_MAX_N and not ties:
+        tail = _exact_lower_tail(n, int(statistic))
+        p = min(1.0, (2 * tail) / (1 << n))
+        return PairedTest("wilcoxon-exact", statistic, p, n)
+    mean = n * (n + 1) / 4
+    variance = n * (n + 1) * (2 * n + 1) / 24 - sum(g**3 - g for g in groups) / 48
+    if variance <= 0:  # pragma: no cover - n >= 1 leaves a positive variance
+        return PairedTest("wilcoxon-normal", statistic, 1.0, n)
+    z = max(0.0, abs(t_plus - mean) - 0.5) / math.sqrt(variance)
+    return PairedTest("wilcoxon-normal", statistic, math.erfc(z / math.sqrt(2)), n)
+
+
+def is_binary(values: Sequence[float]) -> bool:
+    """Are all values 0 or 1 (so the metric is a pass/fail indicator)?"""
+    return all(v in (0.0, 1.0) for v in values)
+
+
+def paired_test(differences: Sequence[float], *, binary: bool) -> PairedTest:
+    """McNemar on the signs of the differences of a 0/1 metric, else Wilcoxon.
+
+    ``differences`` are ``after - before`` (or oriented so that positive means
+    better); the tests are two-sided, so the orientation only names the counts.
+    """
+    if binary:
+        worse = sum(1 for d in differences if d < 0)
+        better = sum(1 for d in differences if d > 0)
+        return mcnemar_exact(worse, better)
+    return wilcoxon_signed_rank(differences)
