@@ -1,0 +1,38 @@
+"""Regression baselines: compare a run with a committed results document.
+
+A library (no pytest import), usable from a notebook on two results dicts::
+
+    from pytest_ragproof.regression import compare
+
+    comparison = compare(current, baseline, tolerances=["qa:recall@5=0.02"], alpha=0.05)
+    comparison.passed, comparison.gate_failures, comparison.to_dict()
+
+:mod:`.stats` holds the paired tests (exact McNemar, Wilcoxon signed-rank),
+:mod:`.tolerance` the ``[SELECTOR:]METRIC=DELTA`` grammar and :mod:`.compare`
+the comparison itself. The pytest side lives in ``pytest_ragproof.runner.baseline``.
+"""
+
+from __future__ import annotations
+
+from pytest_ragproof.regression.compare import AggregateChange, CaseFlip, Comparison, compare
+from pytest_ragproof.regression.stats import (
+    PairedTest,
+    mcnemar_exact,
+    paired_test,
+    wilcoxon_signed_rank,
+)
+from pytest_ragproof.regression.tolerance import Tolerance, parse_tolerance, parse_tolerances
+
+__all__ = [
+    "AggregateChange",
+    "CaseFlip",
+    "Comparison",
+    "PairedTest",
+    "Tolerance",
+    "compare",
+    "mcnemar_exact",
+    "paired_test",
+    "parse_tolerance",
+    "parse_tolerances",
+    "wilcoxon_signed_rank",
+]

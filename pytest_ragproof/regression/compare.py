@@ -1,0 +1,386 @@
+"""Compare a run's results document with a baseline results document.
+
+Both arguments are ``ragproof.results/1`` documents (what ``--ragproof-report``
+writes, what ``--ragproof-baseline-update`` commits, what the notebook
+``evaluate()`` returns as a dict). Nothing here imports pytest.
+
+What is compared, per pipeline (cases are matched by pipeline and case id):
+
+* **case flips** by status: *improved* (failed/error → passed), *regressed*
+  (passed → failed/error), *new* (only in this run), *removed* (only in the
+  baseline). They gate only with ``fail_on_case_regression``: nondeterministic
+  pipelines flip.
+* **gated aggregates**: every (pipeline, selector, metric) named by the run's
+  thresholds (case and aggregate) and by the tolerances. Over the cases both
+  runs scored (neither an error, the metric present in both) it reports the
+  baseline and current means, the paired test (exact McNemar when every value
+  is 0 or 1, else Wilcoxon signed-rank; see :mod:`.stats`), and a verdict.
+  A *regression* gates the run: the mean moved in the metric's worse direction
+  (per case kind, from the metric registry) by more than its tolerance AND
+  ``p < alpha``. Aggregators in threshold expressions (``.p95``) are ignored
+  here: the paired tests compare the cases' values, summarised by their mean.
+
+A baseline made from other dataset content (another sha256) is refused unless
+``allow_dataset_change``; then only the shared case ids are paired.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pytest_ragproof.errors import ConfigError
+from pytest_ragproof.metrics import registry
+from pytest_ragproof.regression.stats import PairedTest, is_binary, paired_test
+from pytest_ragproof.regression.tolerance import Tolerance, parse_tolerances, tolerance_for
+from pytest_ragproof.runner.results import RESULTS_FORMAT
+from pytest_ragproof.thresholds import Threshold
+
+__all__ = ["AggregateChange", "CaseFlip", "Comparison", "compare"]
+
+# Means closer than this are equal (float noise in sums of metric values).
+EPSILON = 1e-12
+_OK = "passed"
+_FAILED = ("failed", "error")
+
+
+@dataclass(frozen=True)
+class CaseFlip:
+    """One case whose status changed, or that only one of the runs has."""
+
+    pipeline: str
+    id: str
+    change: str  # improved | regressed | new | removed
+    before: str | None  # status in the baseline
+    now: str | None  # status in this run
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class AggregateChange:
+    """One (pipeline, selector, metric) compared over the paired cases."""
+
+    pipeline: str
+    selector: str
+    metric: str
+    n: int  # paired cases
+    n_unpaired: int  # cases of the selector scored in only one run (or an error in either)
+    baseline_mean: float | None
+    current_mean: float | None
+    delta: float | None  # current_mean - baseline_mean
+    worse_by: float | None  # how far the mean moved in the worse direction (< 0: better)
+    tolerance: float
+    test: PairedTest | None
+    verdict: str  # regression | not significant | within tolerance | improved | unchanged | no data
+    failed: bool  # this regression gates the run
+
+    @property
+    def label(self) -> str:
+        return self.metric if self.selector == "*" else f"{self.selector}:{self.metric}"
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["test"] = None if self.test is None else self.test.to_dict()
+        return out
+
+
+@dataclass
+class Comparison:
+    """Everything a baseline comparison found; ``to_dict()`` goes into ``results["baseline"]``."""
+
+    alpha: float
+    tolerances: list[Tolerance]
+    fail_on_case_regression: bool
+    baseline_datasets: list[dict[str, Any]]
+    current_datasets: list[dict[str, Any]]
+    dataset_changed: bool
+    refused: str | None = None
+    flips: list[CaseFlip] = field(default_factory=list)
+    aggregates: list[AggregateChange] = field(default_factory=list)
+    gate_failures: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return not self.gate_failures
+
+    def flips_of(self, change: str, pipeline: str | None = None) -> list[CaseFlip]:
+        return [
+            f
+            for f in self.flips
+            if f.change == change and (pipeline is None or f.pipeline == pipeline)
+        ]
+
+    @property
+    def regressions(self) -> list[AggregateChange]:
+        return [a for a in self.aggregates if a.failed]
+
+    def to_dict(self) -> dict[str, Any]:
+        counts = {
+            change: len(self.flips_of(change))
+            for change in ("improved", "regressed", "new", "removed")
+        }
+        return {
+            "passed": self.passed,
+            "alpha": self.alpha,
+            "tolerances": [t.expression for t in self.tolerances],
+            "fail_on_case_regression": self.fail_on_case_regression,
+            "baseline_datasets": self.baseline_datasets,
+            "current_datasets": self.current_datasets,
+            "dataset_changed": self.dataset_changed,
+            "refused": self.refused,
+            "counts": counts,
+            "flips": [f.to_dict() for f in self.flips],
+            "aggregates": [a.to_dict() for a in self.aggregates],
+            "gate_failures": list(self.gate_failures),
+            "notes": list(self.notes),
+        }
+
+
+class _Case:
+    """The selector view of a case dict (kind, question type, tags)."""
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        self.kind = str(data.get("kind", ""))
+        self.question_type = str(data.get("question_type", "simple"))
+        self.tags = tuple(str(t) for t in data.get("tags") or ())
+
+
+def _check_document(doc: Any, what: str) -> None:
+    if not isinstance(doc, Mapping) or doc.get("format") != RESULTS_FORMAT:
+        raise ConfigError(
+            f"{what} is not a ragproof results document (format {RESULTS_FORMAT}); write one "
+            "with --ragproof-report=PATH or --ragproof-baseline=PATH --ragproof-baseline-update"
+        )
+
+
+def _datasets(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [
+        {"path": str(d.get("path")), "sha256": str(d.get("sha256"))}
+        for d in doc.get("datasets") or []
+    ]
+
+
+def _describe(datasets: Sequence[Mapping[str, Any]]) -> str:
+    if not datasets:
+        return "no dataset"
+    return ", ".join(f"{d['path']} sha256 {str(d['sha256'])[:12]}" for d in datasets)
+
+
+def _index(doc: Mapping[str, Any]) -> dict[tuple[str, str], Mapping[str, Any]]:
+    return {(str(c["pipeline"]), str(c["id"])): c for c in doc.get("cases") or []}
+
+
+def _flips(
+    current: dict[tuple[str, str], Mapping[str, Any]],
+    baseline: dict[tuple[str, str], Mapping[str, Any]],
+) -> list[CaseFlip]:
+    out: list[CaseFlip] = []
+    for key in sorted(set(current) | set(baseline)):
+        now = current.get(key)
+        before = baseline.get(key)
+        now_status = None if now is None else str(now.get("status"))
+        before_status = None if before is None else str(before.get("status"))
+        if before_status is None:
+            change = "new"
+        elif now_status is None:
+            change = "removed"
+        elif before_status in _FAILED and now_status == _OK:
+            change = "improved"
+        elif before_status == _OK and now_status in _FAILED:
+            change = "regressed"
+        else:
+            continue
+        out.append(CaseFlip(key[0], key[1], change, before_status, now_status))
+    return out
+
+
+def _gated_keys(
+    current: Mapping[str, Any], tolerances: Sequence[Tolerance], pipelines: Sequence[str]
+) -> list[tuple[str, str, str]]:
+    keys: dict[tuple[str, str, str], None] = {}
+    for t in current.get("thresholds") or []:
+        keys.setdefault((str(t["pipeline"]), str(t["selector"]), str(t["metric"])), None)
+    for pipeline in pipelines:
+        for tol in tolerances:
+            keys.setdefault((pipeline, tol.selector, tol.metric), None)
+    order = {p: i for i, p in enumerate(pipelines)}
+    return sorted(keys, key=lambda k: order.get(k[0], len(order)))
+
+
+def _selected(data: Mapping[str, Any], probe: Threshold) -> bool:
+    return probe.applies_to(_Case(data))
+
+
+def _scored(data: Mapping[str, Any] | None, metric: str) -> float | None:
+    if data is None or data.get("status") == "error":
+        return None
+    value = (data.get("metrics") or {}).get(metric)
+    if value is None or not math.isfinite(float(value)):
+        return None
+    return float(value)
+
+
+def _higher_is_better(metric: str, kind: str) -> bool:
+    spec = registry.resolve(metric)
+    return True if spec is None else spec.higher_is_better_for(kind)
+
+
+def _aggregate(
+    key: tuple[str, str, str],
+    current: dict[tuple[str, str], Mapping[str, Any]],
+    baseline: dict[tuple[str, str], Mapping[str, Any]],
+    tolerances: Sequence[Tolerance],
+    alpha: float,
+) -> AggregateChange:
+    pipeline, selector, metric = key
+    probe = Threshold(selector, selector, metric, None, ">=", 0.0, "aggregate")
+    ids = {cid for (p, cid), c in current.items() if p == pipeline and _selected(c, probe)}
+    ids |= {cid for (p, cid), c in baseline.items() if p == pipeline and _selected(c, probe)}
+    before: list[float] = []
+    after: list[float] = []
+    oriented: list[float] = []
+    for cid in sorted(ids):
+        now_case = current.get((pipeline, cid))
+        base_case = baseline.get((pipeline, cid))
+        now = _scored(now_case, metric)
+        base = _scored(base_case, metric)
+        if now is None or base is None or now_case is None or base_case is None:
+            continue
+        kind = str(now_case.get("kind"))
+        if kind != base_case.get("kind"):
+            continue  # the case changed kind: its direction may differ, so it does not pair
+        before.append(base)
+        after.append(now)
+        oriented.append(now - base if _higher_is_better(metric, kind) else base - now)
+    tol = tolerance_for(tolerances, selector, metric)
+    n = len(oriented)
+    if n == 0:
+        empty = (None, None, None, None)
+        return AggregateChange(
+            pipeline, selector, metric, 0, len(ids), *empty, tol, None, "no data", False
+        )
+    base_mean = math.fsum(before) / n
+    now_mean = math.fsum(after) / n
+    worse_by = -math.fsum(oriented) / n
+    test = paired_test(oriented, binary=is_binary(before) and is_binary(after))
+    significant = test.p_value < alpha
+    if worse_by > tol + EPSILON:
+        verdict = "regression" if significant else "not significant"
+    elif worse_by > EPSILON:
+        verdict = "within tolerance"
+    elif worse_by < -EPSILON and significant:
+        verdict = "improved"
+    else:
+        verdict = "unchanged"
+    return AggregateChange(
+        pipeline,
+        selector,
+        metric,
+        n,
+        len(ids) - n,
+        base_mean,
+        now_mean,
+        now_mean - base_mean,
+        worse_by,
+        tol,
+        test,
+        verdict,
+        verdict == "regression",
+    )
+
+
+def _regression_line(a: AggregateChange, alpha: float) -> str:
+    assert a.test is not None and a.baseline_mean is not None and a.current_mean is not None
+    return (
+        f"regression {a.label} [{a.pipeline}]: mean {a.baseline_mean:.4g} -> "
+        f"{a.current_mean:.4g} (worse by {a.worse_by:.4g}, tolerance {a.tolerance:g}), "
+        f"{a.test.method} p = {a.test.p_value:.3g} < alpha {alpha:g}, n = {a.n} paired case(s)"
+    )
+
+
+def _settings_notes(current: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[str]:
+    now = current.get("settings") or {}
+    before = baseline.get("settings") or {}
+    return [
+        f"setting {name} differs from the baseline: {before.get(name)!r} -> {now.get(name)!r}"
+        for name in sorted(set(now) | set(before))
+        if now.get(name) != before.get(name)
+    ]
+
+
+def compare(
+    current: Mapping[str, Any],
+    baseline: Mapping[str, Any],
+    *,
+    tolerances: Iterable[str | Tolerance] = (),
+    alpha: float = 0.05,
+    allow_dataset_change: bool = False,
+    fail_on_case_regression: bool = False,
+) -> Comparison:
+    """Compare two results documents; see the module docstring for the rules.
+
+    ``tolerances`` are ``[SELECTOR:]METRIC=DELTA`` strings (or parsed
+    :class:`Tolerance`); bad expressions and an ``alpha`` outside (0, 1) raise
+    :class:`~pytest_ragproof.errors.ConfigError`, as does a document that is not
+    a ``ragproof.results/1`` results document.
+    """
+    _check_document(current, "the current results")
+    _check_document(baseline, "the baseline")
+    if not (isinstance(alpha, int | float) and 0.0 < alpha < 1.0):
+        raise ConfigError(
+            f"regression alpha must be a number strictly between 0 and 1, got {alpha!r}; "
+            "e.g. --ragproof-regression-alpha 0.05"
+        )
+    tols = parse_tolerances(tolerances)
+    cur_ds, base_ds = _datasets(current), _datasets(baseline)
+    changed = sorted(d["sha256"] for d in cur_ds) != sorted(d["sha256"] for d in base_ds)
+    result = Comparison(
+        alpha=float(alpha),
+        tolerances=tols,
+        fail_on_case_regression=fail_on_case_regression,
+        baseline_datasets=base_ds,
+        current_datasets=cur_ds,
+        dataset_changed=changed,
+    )
+    if changed and not allow_dataset_change:
+        result.refused = (
+            f"the baseline was made from {_describe(base_ds)} but this run evaluates "
+            f"{_describe(cur_ds)}; refresh the baseline with --ragproof-baseline-update, or "
+            "compare the case ids both share with --ragproof-baseline-allow-dataset-change "
+            "(allow_dataset_change=True from Python)"
+        )
+        result.gate_failures.append(f"baseline refused: {result.refused}")
+        return result
+    cur_cases, base_cases = _index(current), _index(baseline)
+    if changed:
+        shared = len({cid for _, cid in cur_cases} & {cid for _, cid in base_cases})
+        result.notes.append(
+            f"dataset changed ({_describe(base_ds)} -> {_describe(cur_ds)}): "
+            f"compared on the {shared} case id(s) both runs share"
+        )
+    result.notes.extend(_settings_notes(current, baseline))
+    pipelines = sorted({p for p, _ in cur_cases} | {str(p) for p in current.get("pipelines") or []})
+    for gone in sorted({p for p, _ in base_cases} - set(pipelines)):
+        result.notes.append(f"pipeline {gone} is in the baseline but not in this run")
+    result.flips = _flips(cur_cases, base_cases)
+    for key in _gated_keys(current, tols, pipelines):
+        change = _aggregate(key, cur_cases, base_cases, tols, result.alpha)
+        result.aggregates.append(change)
+        if change.failed:
+            result.gate_failures.append(_regression_line(change, result.alpha))
+    if fail_on_case_regression:
+        for pipeline in pipelines:
+            regressed = result.flips_of("regressed", pipeline)
+            if regressed:
+                shown = ", ".join(f.id for f in regressed[:10])
+                more = f", … (+{len(regressed) - 10})" if len(regressed) > 10 else ""
+                result.gate_failures.append(
+                    f"{len(regressed)} case(s) regressed against the baseline [{pipeline}]: "
+                    f"{shown}{more} (--ragproof-fail-on-case-regression)"
+                )
+    return result
