@@ -1,0 +1,179 @@
+"""Component scores in the style of Giskard RAGET, from the case records of a run.
+
+RAGET writes each question type to stress particular parts of a RAG system and
+reads a component's health off the questions aimed at it. We do the same with
+ragproof's verdicts: a component's score is the share of *passed* cases among
+the scored cases whose question type targets it (so it depends on the case
+thresholds of the run, e.g. ``qa:hit@5>=1``).
+
+Mapping (question type → components), from RAGET's table:
+
+=================  ====================================
+simple             generator, retriever, router
+complex            generator
+distracting        generator, retriever, rewriter
+situational        generator
+double             generator, rewriter
+conversational     rewriter
+out_of_scope       router  (every case of kind ``unanswerable``)
+=================  ====================================
+
+- Cases of kind ``unanswerable`` count for the router only, whatever their
+  question type: declining what the corpus cannot answer is intent filtering.
+  RAGET's table says nothing about out-of-scope questions; we do not count them
+  for the knowledge base because a correct refusal shows nothing about it.
+- ``knowledge_base`` is measured on ``simple`` qa cases through retrieval
+  alone: a case succeeds when a relevant source is among the retrieved ones at
+  the largest cutoff the run computed (``hit@k`` with the largest k). A simple
+  question was written from one excerpt, so if even the widest ranking cannot
+  surface that excerpt, the content is missing or chunked so that it cannot be
+  found. Simple cases without retrieval metrics (no contexts) are not counted.
+- ``injection`` cases are left out: they measure safety, not a RAGET component.
+- Cases with status ``error`` have no verdict; they are counted in ``n_error``
+  and left out of the share, like the run's aggregates.
+- A component with no case of its question types is **not measured**: its
+  score is ``None`` and its label says so. It is never reported as 1.0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "COMPONENTS",
+    "QUESTION_TYPE_COMPONENTS",
+    "component_scores",
+    "format_components",
+]
+
+COMPONENTS: tuple[str, ...] = ("generator", "retriever", "rewriter", "router", "knowledge_base")
+
+QUESTION_TYPE_COMPONENTS: dict[str, tuple[str, ...]] = {
+    "simple": ("generator", "retriever", "router"),
+    "complex": ("generator",),
+    "distracting": ("generator", "retriever", "rewriter"),
+    "situational": ("generator",),
+    "double": ("generator", "rewriter"),
+    "conversational": ("rewriter",),
+    "out_of_scope": ("router",),
+}
+
+NOT_MEASURED = "not measured"
+
+
+def _targets(component: str) -> list[str]:
+    """The question types that measure ``component``."""
+    if component == "knowledge_base":
+        return ["simple"]
+    return [qt for qt, comps in QUESTION_TYPE_COMPONENTS.items() if component in comps]
+
+
+def _components_of(case: Mapping[str, Any]) -> tuple[str, ...]:
+    kind = case.get("kind")
+    if kind == "unanswerable":
+        return ("router",)
+    if kind != "qa":
+        return ()
+    return QUESTION_TYPE_COMPONENTS.get(str(case.get("question_type", "simple")), ())
+
+
+def _kb_outcome(case: Mapping[str, Any]) -> bool | None:
+    """Whether a simple qa case found a relevant source at the widest cutoff; None if unknown."""
+    metrics: Mapping[str, float] = case.get("metrics") or {}
+    hits = [(int(name[4:]), value) for name, value in metrics.items() if _is_hit(name)]
+    if not hits:
+        return None
+    return max(hits)[1] >= 1.0
+
+
+def _is_hit(name: str) -> bool:
+    return name.startswith("hit@") and name[4:].isdigit()
+
+
+class _Tally:
+    def __init__(self) -> None:
+        self.passed = 0
+        self.n = 0
+        self.n_error = 0
+        self.types: set[str] = set()
+        self.unscorable = 0  # knowledge base: simple cases without retrieval metrics
+
+    def result(self, component: str) -> dict[str, Any]:
+        score = self.passed / self.n if self.n else None
+        if not self.types and self.unscorable:
+            label = f"{NOT_MEASURED} (simple questions have no retrieval metrics)"
+        elif not self.types:
+            label = f"{NOT_MEASURED} (no {', '.join(_targets(component))} questions)"
+        elif score is None:
+            label = f"no scored cases ({self.n_error} error)"
+        else:
+            errors = f", {self.n_error} error" if self.n_error else ""
+            label = f"{score:.2f} ({self.passed}/{self.n}{errors})"
+        return {
+            "score": score,
+            "measured": score is not None,
+            "n": self.n,
+            "n_passed": self.passed,
+            "n_error": self.n_error,
+            "question_types": sorted(self.types),
+            "label": label,
+        }
+
+
+def component_scores(cases: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per pipeline, per component: score, counts, question types seen, and a label.
+
+    ``cases`` are the ``cases`` of a results document. Every pipeline gets every
+    component of :data:`COMPONENTS`; unmeasured ones have ``score`` None.
+    """
+    tallies: dict[str, dict[str, _Tally]] = {}
+    for case in cases:
+        pipeline = str(case.get("pipeline", ""))
+        mine = tallies.setdefault(pipeline, {c: _Tally() for c in COMPONENTS})
+        qtype = "out_of_scope" if case.get("kind") == "unanswerable" else case.get("question_type")
+        qtype = str(qtype or "simple")
+        is_error = case.get("status") == "error"
+        for component in _components_of(case):
+            tally = mine[component]
+            tally.types.add(qtype)
+            if is_error:
+                tally.n_error += 1
+                continue
+            tally.n += 1
+            tally.passed += case.get("status") == "passed"
+        if case.get("kind") == "qa" and qtype == "simple":
+            kb = mine["knowledge_base"]
+            if is_error:
+                kb.types.add(qtype)
+                kb.n_error += 1
+                continue
+            found = _kb_outcome(case)
+            if found is None:
+                kb.unscorable += 1
+            else:
+                kb.types.add(qtype)
+                kb.n += 1
+                kb.passed += found
+    return {
+        pipeline: {c: tally[c].result(c) for c in COMPONENTS}
+        for pipeline, tally in sorted(tallies.items())
+    }
+
+
+def format_components(scores: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[str]:
+    """Terminal lines: one row per component, one column per pipeline."""
+    if not scores:
+        return []
+    from tabulate import tabulate
+
+    pipelines = list(scores)
+    rows = [
+        [component, *(scores[p][component]["label"] for p in pipelines)] for component in COMPONENTS
+    ]
+    table = tabulate(rows, headers=["component", *pipelines], tablefmt="simple")
+    return [
+        "component scores (RAGET-style: share of passed cases among the question types "
+        "aimed at each component):",
+        *table.splitlines(),
+    ]
