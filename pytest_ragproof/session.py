@@ -9,7 +9,6 @@ test reports), decides the aggregate gate and the exit code in
 from __future__ import annotations
 
 import importlib
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +17,10 @@ import pytest
 from pytest_ragproof import options
 from pytest_ragproof.collect import CaseItem, DatasetFile
 from pytest_ragproof.dataset.io import Dataset, load_dataset
-from pytest_ragproof.errors import ConfigError, DatasetError, OutputShapeError
-from pytest_ragproof.metrics import normalize_output
-from pytest_ragproof.runner.call import LoopOwner, PipelineTimeout, invoke
+from pytest_ragproof.errors import ConfigError, DatasetError
+from pytest_ragproof.runner.call import LoopOwner
 from pytest_ragproof.runner.config import RunConfig, build
+from pytest_ragproof.runner.execute import Outcome, call_case, finish_case
 from pytest_ragproof.runner.exports import EXPORTERS, write_export
 from pytest_ragproof.runner.gates import (
     ThresholdResult,
@@ -29,12 +28,45 @@ from pytest_ragproof.runner.gates import (
     evaluate_aggregates,
     summarize_case_thresholds,
 )
+from pytest_ragproof.runner.prefetch import Prefetcher
 from pytest_ragproof.runner.record import CaseRecord
 from pytest_ragproof.runner.results import build_results, write_results
-from pytest_ragproof.runner.scoring import failure_message, score
 from pytest_ragproof.runner.summary import latency_line, threshold_table, worst_cases
 
 RECORD_KEY = pytest.StashKey[CaseRecord]()
+
+
+def _fixture_scope(item: pytest.Item, name: str) -> str:
+    """Scope of the pipeline fixture as resolved for this item ('function' if unknown)."""
+    info = getattr(item, "_fixtureinfo", None)
+    defs = getattr(info, "name2fixturedefs", {}).get(name) if info is not None else None
+    return str(defs[-1].scope) if defs else "function"
+
+
+def _run_order(item: pytest.Item) -> list[pytest.Item]:
+    """Items after ``item`` in the order this process will run them.
+
+    Serially that is ``session.items``. An xdist worker runs only what the
+    controller sent it: its queue (read from xdist's worker object), falling back
+    to the next item only when that is not available.
+    """
+    items = item.session.items
+    if hasattr(item.config, "workerinput"):
+        for plugin in item.config.pluginmanager.get_plugins():
+            if type(plugin).__name__ == "WorkerInteractor":
+                try:
+                    indices = [plugin.nextitem_index]
+                    with plugin.torun.lock() as pending:
+                        indices.extend(pending)
+                    return [items[i] for i in indices if isinstance(i, int)]
+                except (AttributeError, TypeError, IndexError):
+                    break
+        return []
+    try:
+        index = items.index(item)
+    except ValueError:
+        return []
+    return items[index + 1 :]
 
 
 def _relpath(config: pytest.Config, path: Path) -> str:
@@ -77,6 +109,9 @@ class RagproofRun:
         self.notes: list[str] = []
         self.passed = True
         self.baseline_lines: list[str] = []
+        self.prefetcher: Prefetcher | None = None
+        self._prefetch_scope = "session"
+        self._concurrency_warned = False
         self.written: list[str] = []
         self._add_dataset_args()
 
@@ -141,48 +176,61 @@ class RagproofRun:
 
     def run_case(self, item: CaseItem, pipeline: Any) -> None:
         __tracebackhide__ = True
-        case = item.case
         record = self.new_record(item)
         item.stash[RECORD_KEY] = record
-        start = time.perf_counter()
-        try:
-            raw = invoke(
-                pipeline,
-                case,
-                delivery=self.cfg.injection_delivery,
-                timeout=self.cfg.timeout,
-                loops=self.loops,
-            )
-        except PipelineTimeout:
-            record.status, record.error_type = "error", "TimeoutError"
-            record.latency_s = time.perf_counter() - start
-            pytest.fail(
-                f"ragproof case {case.id}: the pipeline did not answer within "
-                f"{self.cfg.timeout:g}s (--ragproof-timeout)",
-                pytrace=False,
-            )
-        except Exception as exc:
-            record.status, record.error_type = "error", type(exc).__name__
-            record.latency_s = time.perf_counter() - start
-            if self.cfg.redact:
-                pytest.fail(
-                    f"ragproof case {case.id}: the pipeline raised {type(exc).__name__} "
-                    "(message hidden by --ragproof-redact)",
-                    pytrace=False,
-                )
-            raise
-        record.latency_s = time.perf_counter() - start
-        try:
-            output = normalize_output(raw)
-        except OutputShapeError as exc:
-            record.status, record.error_type = "error", "OutputShapeError"
-            pytest.fail(f"ragproof case {case.id}: {exc}", pytrace=False)
-        score(record, case, output, self.cfg, self.cfg.case_thresholds)
+        prefetcher = self._prefetcher_for(item)
+        if prefetcher is None:
+            outcome = call_case(pipeline, item.case, self.cfg, self.loops)
+        else:
+            prefetcher.submit(self._upcoming(item, prefetcher.n), pipeline)
+            outcome = prefetcher.outcome(item.nodeid)
+        self.conclude(item, record, outcome)
+
+    def conclude(self, item: pytest.Item, record: CaseRecord, outcome: Outcome) -> None:
+        """Score an outcome, attach metrics to the item and fail it when it should fail."""
+        __tracebackhide__ = True
+        verdict = finish_case(record, item.case, outcome, self.cfg)  # type: ignore[attr-defined]
         for name, value in record.metrics.items():
             item.user_properties.append((f"ragproof.{name}", value))
         item.user_properties.append(("ragproof.status", record.status))
-        if record.failures:
-            pytest.fail(failure_message(record, case, output, self.cfg), pytrace=False)
+        if outcome.error is not None and not self.cfg.redact:
+            raise outcome.error  # the user's exception, shown as usual
+        if verdict.message is not None:
+            pytest.fail(verdict.message, pytrace=False)
+
+    # -- concurrency (--ragproof-concurrency) -------------------------------
+    def _prefetcher_for(self, item: CaseItem) -> Prefetcher | None:
+        n = self.cfg.concurrency
+        if n <= 1:
+            return None
+        scope = _fixture_scope(item, self.cfg.pipeline_fixture)
+        if scope not in ("session", "module", "package"):
+            if not self._concurrency_warned:
+                self._concurrency_warned = True
+                self.notes.append(
+                    f"--ragproof-concurrency={n} did not apply: the fixture "
+                    f"'{self.cfg.pipeline_fixture}' is {scope}-scoped, so each case gets a new "
+                    "pipeline and cases cannot run ahead; make it session- or module-scoped"
+                )
+            return None
+        if self.prefetcher is None:
+            self.prefetcher = Prefetcher(self.cfg, n)
+        self._prefetch_scope = scope
+        return self.prefetcher
+
+    def _upcoming(self, item: CaseItem, n: int) -> list[tuple[str, Any]]:
+        """The current item and the next case items this process will run (at most n)."""
+        order = _run_order(item)
+        out: list[tuple[str, Any]] = [(item.nodeid, item.case)]
+        for other in order:
+            if len(out) >= n:
+                break
+            if other is item or not isinstance(other, CaseItem):
+                continue
+            if self._prefetch_scope == "module" and other.parent is not item.parent:
+                break
+            out.append((other.nodeid, other.case))
+        return out
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
@@ -214,6 +262,8 @@ class RagproofRun:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.loops.close()
+        if self.prefetcher is not None:
+            self.prefetcher.close(self.cfg.timeout or 5.0)
         if self.is_worker or self.config.option.collectonly:
             return
         records = sorted(self.records.values(), key=lambda r: (r.pipeline, r.nodeid))

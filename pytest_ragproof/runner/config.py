@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -85,57 +86,98 @@ def _dataset_paths(config: pytest.Config) -> tuple[Path, ...]:
 
 
 def build(config: pytest.Config) -> RunConfig:
-    """Read and validate every ragproof option; raise ConfigError with the fix."""
+    """Read and validate every ragproof option of a pytest run."""
+    get = options.get
+    report = get(config, "report")
+    return make_config(
+        datasets=_dataset_paths(config),
+        pipeline_fixture=str(get(config, "pipeline_fixture")),
+        k=str(get(config, "k")),
+        source_match=str(get(config, "source_match")),
+        kinds=get(config, "kind"),
+        splits=get(config, "split"),
+        tags=get(config, "tag"),
+        case_thresholds=get(config, "case_threshold"),
+        aggregate_thresholds=get(config, "aggregate_threshold"),
+        timeout=get(config, "timeout"),
+        injection_delivery=str(get(config, "injection_delivery")),
+        abstain_language=str(get(config, "abstain_language")),
+        abstain_patterns=get(config, "abstain_pattern"),
+        report=(config.invocation_params.dir / str(report)).resolve() if report else None,
+        concurrency=get(config, "concurrency"),
+        redact=bool(get(config, "redact")),
+        worst=get(config, "worst"),
+    )
+
+
+def make_config(
+    *,
+    datasets: Sequence[Path] = (),
+    pipeline_fixture: str = "rag_pipeline",
+    k: str | Sequence[int] = "1,3,5,10",
+    source_match: str = "chunk",
+    kinds: Sequence[str] = (),
+    splits: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    case_thresholds: Sequence[str] = (),
+    aggregate_thresholds: Sequence[str] = (),
+    timeout: float | str | None = None,
+    injection_delivery: str = "append",
+    abstain_language: str = "en",
+    abstain_patterns: Sequence[str] = (),
+    report: Path | None = None,
+    concurrency: int | str = 1,
+    redact: bool = False,
+    worst: int | str = 5,
+) -> RunConfig:
+    """Validate run settings (shared by the pytest plugin and ``evaluate()``).
+
+    Raises ConfigError with the fix on any bad value.
+    """
+    import re
+
     from pytest_ragproof.metrics import validate_ks
 
-    get = options.get
-    case_thresholds = parse_case_thresholds(get(config, "case_threshold"))
-    aggregate_thresholds = parse_aggregate_thresholds(get(config, "aggregate_threshold"))
+    case = parse_case_thresholds(case_thresholds)
+    aggregate = parse_aggregate_thresholds(aggregate_thresholds)
+    k_text = k if isinstance(k, str) else ",".join(str(v) for v in k)
     try:
-        ks_user = [int(k) for k in _split_list([str(get(config, "k"))])]
+        ks_user = [int(v) for v in _split_list([k_text])]
     except ValueError:
         raise ConfigError(
             f"--ragproof-k expects comma-separated integers, e.g. --ragproof-k 1,3,5,10; "
-            f"got '{get(config, 'k')}'"
+            f"got '{k_text}'"
         ) from None
-    ks = validate_ks(sorted(set(ks_user) | cutoffs([*case_thresholds, *aggregate_thresholds])))
-    source_match = str(get(config, "source_match")).strip()
+    ks = validate_ks(sorted(set(ks_user) | cutoffs([*case, *aggregate])))
+    source_match = source_match.strip()
     if source_match not in ("chunk", "document"):
         raise ConfigError(
             f"--ragproof-source-match must be 'chunk' or 'document'; got '{source_match}'"
         )
-    delivery = str(get(config, "injection_delivery")).strip()
+    delivery = injection_delivery.strip()
     if delivery not in ("append", "none"):
         raise ConfigError(
             f"--ragproof-injection-delivery must be 'append' or 'none'; got '{delivery}'"
         )
-    kinds = frozenset(_split_list(get(config, "kind")))
-    if not kinds <= set(KINDS):
-        raise ConfigError(
-            f"--ragproof-kind takes {', '.join(KINDS)}; got {', '.join(sorted(kinds - set(KINDS)))}"
-        )
-    splits = frozenset(_split_list(get(config, "split")))
-    if not splits <= set(SPLITS):
-        raise ConfigError(
-            f"--ragproof-split takes {', '.join(SPLITS)}; "
-            f"got {', '.join(sorted(splits - set(SPLITS)))}"
-        )
-    timeout_text = get(config, "timeout")
-    timeout: float | None = None
-    if timeout_text not in (None, "", "0", "none"):
+    kind_set = frozenset(_split_list(list(kinds)))
+    if not kind_set <= set(KINDS):
+        bad = ", ".join(sorted(kind_set - set(KINDS)))
+        raise ConfigError(f"--ragproof-kind takes {', '.join(KINDS)}; got {bad}")
+    split_set = frozenset(_split_list(list(splits)))
+    if not split_set <= set(SPLITS):
+        bad = ", ".join(sorted(split_set - set(SPLITS)))
+        raise ConfigError(f"--ragproof-split takes {', '.join(SPLITS)}; got {bad}")
+    seconds: float | None = None
+    if timeout not in (None, "", "0", "none", 0):
         try:
-            timeout = float(timeout_text)
+            seconds = float(timeout)
         except ValueError:
             raise ConfigError(
-                f"--ragproof-timeout expects seconds, e.g. --ragproof-timeout=30; got "
-                f"'{timeout_text}'"
+                f"--ragproof-timeout expects seconds, e.g. --ragproof-timeout=30; got '{timeout}'"
             ) from None
-        if not timeout > 0:
+        if not seconds > 0:
             raise ConfigError("--ragproof-timeout must be positive")
-    patterns = tuple(get(config, "abstain_pattern"))
-    import re
-
-    for pattern in patterns:
+    for pattern in abstain_patterns:
         try:
             re.compile(pattern)
         except re.error as exc:
@@ -143,23 +185,22 @@ def build(config: pytest.Config) -> RunConfig:
                 f"--ragproof-abstain-pattern '{pattern}' is not a valid regular expression "
                 f"({exc.msg})"
             ) from None
-    report = get(config, "report")
     return RunConfig(
-        datasets=_dataset_paths(config),
-        pipeline_fixture=str(get(config, "pipeline_fixture")).strip(),
+        datasets=tuple(datasets),
+        pipeline_fixture=pipeline_fixture.strip(),
         ks=ks,
         source_match=source_match,
-        kinds=kinds,
-        splits=splits,
-        tags=frozenset(_split_list(get(config, "tag"))),
-        case_thresholds=tuple(case_thresholds),
-        aggregate_thresholds=tuple(aggregate_thresholds),
-        timeout=timeout,
+        kinds=kind_set,
+        splits=split_set,
+        tags=frozenset(_split_list(list(tags))),
+        case_thresholds=tuple(case),
+        aggregate_thresholds=tuple(aggregate),
+        timeout=seconds,
         injection_delivery=delivery,
-        abstain_language=str(get(config, "abstain_language")).strip(),
-        abstain_patterns=patterns,
-        report=(config.invocation_params.dir / str(report)).resolve() if report else None,
-        concurrency=_int("concurrency", get(config, "concurrency"), 1),
-        redact=bool(get(config, "redact")),
-        worst=_int("worst", get(config, "worst"), 0),
+        abstain_language=abstain_language.strip(),
+        abstain_patterns=tuple(abstain_patterns),
+        report=report,
+        concurrency=_int("concurrency", str(concurrency), 1),
+        redact=redact,
+        worst=_int("worst", str(worst), 0),
     )

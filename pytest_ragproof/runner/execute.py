@@ -1,0 +1,77 @@
+"""One case from call to verdict, shared by the pytest items and ``evaluate()``.
+
+``call_case`` runs the pipeline (sync or async, with the timeout) and returns an
+:class:`Outcome`; ``finish_case`` turns an outcome into a scored
+:class:`~pytest_ragproof.runner.record.CaseRecord` plus the failure message, if any.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_ragproof.dataset.models import Case
+from pytest_ragproof.errors import OutputShapeError
+from pytest_ragproof.metrics import PipelineOutput, normalize_output
+from pytest_ragproof.runner.call import LoopOwner, PipelineTimeout, invoke
+from pytest_ragproof.runner.config import RunConfig
+from pytest_ragproof.runner.record import CaseRecord
+from pytest_ragproof.runner.scoring import failure_message, score
+
+
+@dataclass
+class Outcome:
+    """What one pipeline call produced."""
+
+    raw: Any = None
+    error: BaseException | None = None
+    timed_out: bool = False
+    latency_s: float = 0.0
+
+
+def call_case(pipeline: Any, case: Case, cfg: RunConfig, loops: LoopOwner) -> Outcome:
+    start = time.perf_counter()
+    try:
+        raw = invoke(
+            pipeline, case, delivery=cfg.injection_delivery, timeout=cfg.timeout, loops=loops
+        )
+    except PipelineTimeout:
+        return Outcome(timed_out=True, latency_s=time.perf_counter() - start)
+    except Exception as exc:
+        return Outcome(error=exc, latency_s=time.perf_counter() - start)
+    return Outcome(raw=raw, latency_s=time.perf_counter() - start)
+
+
+@dataclass
+class Verdict:
+    """The scored record, the normalized output and the message when the case failed."""
+
+    record: CaseRecord
+    output: PipelineOutput | None
+    message: str | None
+
+
+def finish_case(record: CaseRecord, case: Case, outcome: Outcome, cfg: RunConfig) -> Verdict:
+    record.latency_s = outcome.latency_s
+    if outcome.timed_out:
+        record.status, record.error_type = "error", "TimeoutError"
+        return Verdict(
+            record,
+            None,
+            f"ragproof case {case.id}: the pipeline did not answer within {cfg.timeout:g}s "
+            "(--ragproof-timeout)",
+        )
+    if outcome.error is not None:
+        name = type(outcome.error).__name__
+        record.status, record.error_type = "error", name
+        hidden = " (message hidden by --ragproof-redact)" if cfg.redact else ""
+        return Verdict(record, None, f"ragproof case {case.id}: the pipeline raised {name}{hidden}")
+    try:
+        output = normalize_output(outcome.raw)
+    except OutputShapeError as exc:
+        record.status, record.error_type = "error", "OutputShapeError"
+        return Verdict(record, None, f"ragproof case {case.id}: {exc}")
+    score(record, case, output, cfg, cfg.case_thresholds)
+    message = failure_message(record, case, output, cfg) if record.failures else None
+    return Verdict(record, output, message)
