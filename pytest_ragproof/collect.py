@@ -5,6 +5,8 @@ from __future__ import annotations
 import inspect
 import types
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -12,6 +14,23 @@ import pytest
 if TYPE_CHECKING:
     from pytest_ragproof.dataset.models import Case
     from pytest_ragproof.session import RagproofRun
+
+
+@dataclass(frozen=True)
+class CaseRef:
+    """What a ragproof test item evaluates: a case, for a pipeline, from a dataset file."""
+
+    case: Case
+    pipeline: str
+    dataset: Path
+
+
+CASE_KEY = pytest.StashKey[CaseRef]()
+
+
+def case_ref(item: pytest.Item) -> CaseRef | None:
+    """The case of a ragproof item (dataset item or ``@pytest.mark.rag`` test), else None."""
+    return item.stash.get(CASE_KEY, None)
 
 
 class CaseItem(pytest.Function):
@@ -65,6 +84,7 @@ class DatasetFile(pytest.Module):
             item = CaseItem.from_parent(self, name=case.id, callobj=_make_runner(run, fixture))
             item.case = case
             item.pipeline_name = fixture
+            item.stash[CASE_KEY] = CaseRef(case, fixture, self.path.resolve())
             item.add_marker("rag")
             item.add_marker(f"ragproof_{case.kind}")
             yield item

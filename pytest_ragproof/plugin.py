@@ -1,10 +1,13 @@
 """The pytest11 entry point. Kept thin and cheap to import.
 
 Nothing heavy is imported at module level: the runner (pydantic models, metrics,
-reporting) is imported in ``pytest_configure`` only when a dataset is configured.
+reporting) is imported in ``pytest_configure`` only when a dataset is configured,
+or during collection when a test carries ``@pytest.mark.rag``.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
@@ -18,14 +21,68 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "rag(dataset=None, pipeline=None): parametrize a test over a RAG dataset"
+        "markers",
+        "rag(dataset=None, pipeline=None): run this test once per case of a RAG dataset; "
+        "it receives rag_case and returns the pipeline output (pytest-ragproof)",
     )
     for kind in ("qa", "unanswerable", "injection"):
         config.addinivalue_line("markers", f"ragproof_{kind}: a ragproof case of kind {kind}")
     if options.datasets_configured(config):
-        from pytest_ragproof.collect import RUN_KEY
-        from pytest_ragproof.session import RagproofRun
+        from pytest_ragproof.marker import get_run
 
-        run = RagproofRun(config)
-        config.stash[RUN_KEY] = run
-        config.pluginmanager.register(run, "ragproof-run")
+        get_run(config)
+    elif hasattr(config, "pluginmanager") and not hasattr(config, "workerinput"):
+        # An xdist controller does not collect: it learns about marker-mode cases
+        # from the first report that carries one.
+        config.pluginmanager.register(_LateRun(config), "ragproof-late")
+
+
+class _LateRun:
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if getattr(report, "ragproof", None) is None:
+            return
+        from pytest_ragproof.collect import RUN_KEY
+        from pytest_ragproof.marker import get_run
+
+        if RUN_KEY not in self.config.stash:
+            get_run(self.config).pytest_runtest_logreport(report)
+
+
+@pytest.fixture
+def rag_case(request: pytest.FixtureRequest) -> Any:
+    """The dataset case a ``@pytest.mark.rag`` test runs for (a frozen ``Case``)."""
+    param = getattr(request, "param", None)
+    if param is None:
+        raise pytest.UsageError(
+            "rag_case is only available in tests marked @pytest.mark.rag(dataset=...)"
+        )
+    return param.case
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    marker = metafunc.definition.get_closest_marker("rag")
+    if marker is not None:
+        from pytest_ragproof.marker import parametrize
+
+        parametrize(metafunc, marker)
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and "rag_case" in callspec.params:
+        from pytest_ragproof.marker import register_item
+
+        register_item(item)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    callspec = getattr(pyfuncitem, "callspec", None)
+    if callspec is None or "rag_case" not in callspec.params:
+        return None
+    from pytest_ragproof.marker import call_marked
+
+    return call_marked(pyfuncitem)

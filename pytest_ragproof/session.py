@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_ragproof import options
-from pytest_ragproof.collect import CaseItem, DatasetFile
+from pytest_ragproof.collect import CaseItem, DatasetFile, case_ref
 from pytest_ragproof.dataset.io import Dataset, load_dataset
 from pytest_ragproof.errors import ConfigError, DatasetError
 from pytest_ragproof.runner.call import LoopOwner
@@ -115,6 +115,16 @@ class RagproofRun:
         self.written: list[str] = []
         self._add_dataset_args()
 
+    def dataset(self, path: Path) -> Dataset:
+        """Load a dataset once per process (marker mode asks during collection)."""
+        ds = self.datasets.get(path)
+        if ds is None:
+            try:
+                ds = self.datasets[path] = load_dataset(path)
+            except DatasetError as exc:
+                raise pytest.UsageError(f"ragproof: invalid dataset: {exc}") from None
+        return ds
+
     def _check_unique_ids(self) -> None:
         seen: dict[str, Path] = {}
         for path, ds in self.datasets.items():
@@ -143,31 +153,49 @@ class RagproofRun:
             return DatasetFile.from_parent(parent, path=file_path)
         return None
 
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        # Marker items have no population known up front: deselected ones count too.
+        self.expected.update(i.nodeid for i in items if case_ref(i) is not None)
+
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        if self.selected is None and session.items:
-            self.selected = {i.nodeid for i in session.items if isinstance(i, CaseItem)}
-        elif self.selected is None and not self._xdist_controller():
-            self.selected = set()
+        if self._xdist_controller():
+            return
+        ours = {i.nodeid for i in session.items if case_ref(i) is not None}
+        self.expected.update(i for i in ours if not self._is_dataset_item(i))
+        self.selected = ours
+
+    def _is_dataset_item(self, nodeid: str) -> bool:
+        return nodeid.split("::", 1)[0].endswith((".json", ".jsonl", ".csv"))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         if self.selected is None:
             self.selected = {i for i in ids if i in self.expected}
 
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        # Workers report their marker-mode population (collected and deselected).
+        info = getattr(node, "workeroutput", {}).get("ragproof")
+        if info:
+            self.expected.update(info["expected"])
+            self.selected = (self.selected or set()) | set(info["selected"])
+
     def _xdist_controller(self) -> bool:
         return self.config.pluginmanager.has_plugin("dsession")
 
     # -- running ------------------------------------------------------------
-    def new_record(self, item: CaseItem) -> CaseRecord:
-        case = item.case
+    def new_record(self, item: pytest.Item) -> CaseRecord:
+        ref = case_ref(item)
+        assert ref is not None
+        case = ref.case
         return CaseRecord(
             id=case.id,
-            dataset=_relpath(self.config, item.path.resolve()),
+            dataset=_relpath(self.config, ref.dataset),
             nodeid=item.nodeid,
             kind=case.kind,
             question_type=case.question_type,
             tags=list(case.tags),
-            pipeline=item.pipeline_name,
+            pipeline=ref.pipeline,
             question=case.question,
             expected_answer=case.expected_answer,
             expected_source_ids=list(case.expected_source_ids),
@@ -189,7 +217,9 @@ class RagproofRun:
     def conclude(self, item: pytest.Item, record: CaseRecord, outcome: Outcome) -> None:
         """Score an outcome, attach metrics to the item and fail it when it should fail."""
         __tracebackhide__ = True
-        verdict = finish_case(record, item.case, outcome, self.cfg)  # type: ignore[attr-defined]
+        ref = case_ref(item)
+        assert ref is not None
+        verdict = finish_case(record, ref.case, outcome, self.cfg)
         for name, value in record.metrics.items():
             item.user_properties.append((f"ragproof.{name}", value))
         item.user_properties.append(("ragproof.status", record.status))
@@ -235,7 +265,7 @@ class RagproofRun:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
         report = yield
-        if not isinstance(item, CaseItem):
+        if case_ref(item) is None:
             return report
         record = item.stash.get(RECORD_KEY, None)
         if report.when == "setup" and report.skipped:
@@ -264,7 +294,14 @@ class RagproofRun:
         self.loops.close()
         if self.prefetcher is not None:
             self.prefetcher.close(self.cfg.timeout or 5.0)
-        if self.is_worker or self.config.option.collectonly:
+        if self.is_worker:
+            markers = {n for n in (self.selected or set()) if not self._is_dataset_item(n)}
+            self.config.workeroutput["ragproof"] = {  # type: ignore[attr-defined]
+                "expected": sorted(n for n in self.expected if not self._is_dataset_item(n)),
+                "selected": sorted(markers),
+            }
+            return
+        if self.config.option.collectonly:
             return
         records = sorted(self.records.values(), key=lambda r: (r.pipeline, r.nodeid))
         selected = self.selected if self.selected is not None else set()

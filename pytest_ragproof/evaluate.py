@@ -1,0 +1,208 @@
+"""``evaluate()``: the pytest runner's scoring and verdicts from a notebook or script.
+
+::
+
+    from pytest_ragproof import evaluate
+
+    results = evaluate("cases.frozen.json", my_pipeline,
+                       thresholds=["qa:recall@5>=0.8"], concurrency=8)
+    results.passed, results.failed_cases()
+    results.write("results.json")      # the same ragproof.results/1 format as pytest
+
+Several pipelines are compared by passing a mapping ``{"name": callable}``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_ragproof.dataset.io import Dataset, load_dataset
+from pytest_ragproof.runner.call import LoopOwner
+from pytest_ragproof.runner.config import RunConfig, make_config
+from pytest_ragproof.runner.execute import Outcome, call_case, finish_case
+from pytest_ragproof.runner.gates import (
+    ThresholdResult,
+    all_aggregates,
+    evaluate_aggregates,
+    summarize_case_thresholds,
+)
+from pytest_ragproof.runner.prefetch import Prefetcher
+from pytest_ragproof.runner.record import CaseRecord
+from pytest_ragproof.runner.results import build_results, dumps, write_results
+from pytest_ragproof.runner.summary import threshold_table
+
+__all__ = ["Results", "evaluate"]
+
+
+@dataclass
+class Results:
+    """Scored cases, threshold verdicts and the results document of one evaluation."""
+
+    records: list[CaseRecord]
+    thresholds: list[ThresholdResult]
+    document: dict[str, Any] = field(repr=False)
+    config: RunConfig = field(repr=False)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.document["passed"])
+
+    def failed_cases(self) -> list[CaseRecord]:
+        """Cases that failed a threshold or errored."""
+        return [r for r in self.records if r.status != "passed"]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The results document (``ragproof.results/1``), as pytest writes it."""
+        return self.document
+
+    def to_json(self) -> str:
+        return dumps(self.document)
+
+    def write(self, path: str | os.PathLike[str]) -> Path:
+        target = Path(path)
+        write_results(self.document, target)
+        return target
+
+    def summary(self) -> str:
+        """The threshold table the pytest summary prints."""
+        return threshold_table(self.thresholds, self.records)
+
+    def __repr__(self) -> str:
+        failed = len(self.failed_cases())
+        verdict = "passed" if self.passed else "FAILED"
+        return f"<Results {verdict}: {len(self.records)} case run(s), {failed} not passed>"
+
+
+def _as_dataset(dataset: Dataset | str | os.PathLike[str] | Iterable[Mapping[str, Any]]) -> Dataset:
+    return dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
+
+
+def _run_pipeline(
+    name: str,
+    pipeline: Callable[..., Any],
+    dataset: Dataset,
+    cases: Sequence[Any],
+    cfg: RunConfig,
+    loops: LoopOwner,
+) -> list[CaseRecord]:
+    label = str(dataset.source or "<python>")
+    outcomes: dict[str, Outcome] = {}
+    if cfg.concurrency > 1:
+        prefetcher = Prefetcher(cfg, cfg.concurrency)
+        try:
+            prefetcher.submit(((c.id, c) for c in cases), pipeline)
+            outcomes = {c.id: prefetcher.outcome(c.id) for c in cases}
+        finally:
+            prefetcher.close(cfg.timeout or 5.0)
+    else:
+        outcomes = {c.id: call_case(pipeline, c, cfg, loops) for c in cases}
+    records = []
+    for case in cases:
+        record = CaseRecord(
+            id=case.id,
+            dataset=label,
+            nodeid=f"{label}::{case.id}",
+            kind=case.kind,
+            question_type=case.question_type,
+            tags=list(case.tags),
+            pipeline=name,
+            question=case.question,
+            expected_answer=case.expected_answer,
+            expected_source_ids=list(case.expected_source_ids),
+            reference_contexts=list(case.reference_contexts),
+        )
+        finish_case(record, case, outcomes[case.id], cfg)
+        records.append(record)
+    return records
+
+
+def evaluate(
+    dataset: Dataset | str | os.PathLike[str] | Iterable[Mapping[str, Any]],
+    pipeline: Callable[..., Any] | Mapping[str, Callable[..., Any]],
+    *,
+    thresholds: Sequence[str] = (),
+    case_thresholds: Sequence[str] = (),
+    k: Sequence[int] | str = (1, 3, 5, 10),
+    source_match: str = "chunk",
+    concurrency: int = 1,
+    timeout: float | None = None,
+    injection_delivery: str = "append",
+    kinds: Sequence[str] = (),
+    splits: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    abstain_language: str = "en",
+    abstain_patterns: Sequence[str] = (),
+    redact: bool = False,
+    pipeline_name: str = "rag_pipeline",
+) -> Results:
+    """Run ``pipeline`` over the dataset's cases and score them as the pytest plugin does.
+
+    ``thresholds`` are aggregate thresholds (``'qa:recall@5>=0.8'``); ``case_thresholds``
+    are per-case ones (the defaults apply unless one of them is ``'none'``). A pipeline
+    exception or timeout is a case with status ``error``; nothing raises for a bad case.
+    ``pipeline`` may be a mapping of names to callables to compare several pipelines.
+    """
+    cfg = make_config(
+        k=k,
+        source_match=source_match,
+        kinds=kinds,
+        splits=splits,
+        tags=tags,
+        case_thresholds=case_thresholds,
+        aggregate_thresholds=thresholds,
+        timeout=timeout,
+        injection_delivery=injection_delivery,
+        abstain_language=abstain_language,
+        abstain_patterns=abstain_patterns,
+        concurrency=concurrency,
+        redact=redact,
+    )
+    ds = _as_dataset(dataset)
+    pipelines = dict(pipeline) if isinstance(pipeline, Mapping) else {pipeline_name: pipeline}
+    cases = sorted(
+        (c for c in ds.cases if cfg.selects(c.kind, c.split, c.tags)), key=lambda c: c.id
+    )
+    loops = LoopOwner()
+    records: list[CaseRecord] = []
+    try:
+        for name, fn in pipelines.items():
+            records.extend(_run_pipeline(name, fn, ds, cases, cfg, loops))
+    finally:
+        loops.close()
+    records.sort(key=lambda r: (r.pipeline, r.nodeid))
+    aggregate_results = evaluate_aggregates(records, cfg.aggregate_thresholds, gated=True)
+    verdicts = [*summarize_case_thresholds(records, cfg.case_thresholds), *aggregate_results]
+    passed = all(r.status == "passed" for r in records) and not any(
+        r.failed for r in aggregate_results
+    )
+    document = build_results(
+        passed=passed,
+        datasets=[
+            {
+                "path": str(ds.source or "<python>"),
+                "sha256": ds.sha256,
+                "frozen": ds.frozen,
+                "cases": len(ds.cases),
+                "evaluated": len(cases),
+            }
+        ],
+        records=records,
+        aggregates=all_aggregates(records, [*cfg.case_thresholds, *cfg.aggregate_thresholds]),
+        thresholds=verdicts,
+        settings={
+            "k": list(cfg.ks),
+            "source_match": cfg.source_match,
+            "injection_delivery": cfg.injection_delivery,
+            "abstain_language": cfg.abstain_language,
+            "kinds": sorted(cfg.kinds),
+            "splits": sorted(cfg.splits),
+            "tags": sorted(cfg.tags),
+        },
+        redact=cfg.redact,
+        notes=[] if ds.frozen else [f"dataset {ds.source} is not frozen (ragproof freeze)"],
+    )
+    return Results(records=records, thresholds=verdicts, document=document, config=cfg)
