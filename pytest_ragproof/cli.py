@@ -19,6 +19,7 @@ from pytest_ragproof.errors import RagproofError
 
 # name -> (module, one-line help). Keep sorted by workflow order.
 COMMANDS: dict[str, tuple[str, str]] = {
+    "init": ("pytest_ragproof.commands.init", "write a starter conftest, sample dataset and config"),  # noqa: E501
     "ingest": ("pytest_ragproof.commands.ingest", "show what a corpus folder would contribute"),
     "validate": ("pytest_ragproof.commands.validate", "check a dataset file and print counts"),
     "freeze": ("pytest_ragproof.commands.freeze", "validate and freeze a dataset"),

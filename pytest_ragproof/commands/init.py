@@ -1,0 +1,185 @@
+"""``ragproof init [DIR] [--no-config]``: a starter project that passes out of the box.
+
+Writes into DIR (default: the current folder, created when missing):
+
+- ``conftest.py``: the ``rag_pipeline`` fixture, with the call convention and output
+  shape in comments, answering the sample cases from three built-in documents;
+- ``cases.jsonl``: five sample cases (qa, conversational qa, unanswerable, injection);
+- ``cases.frozen.json``: the same cases frozen (as ``ragproof freeze cases.jsonl``);
+- the pytest configuration: a ``pytest.ini``, or a ``[tool.pytest.ini_options]``
+  section appended to an existing ``pyproject.toml`` that has no pytest section.
+
+It never overwrites or edits: when one of those files exists, or DIR already has a
+pytest configuration, nothing is written and the exit code is 1 (with the settings
+to add yourself; ``--no-config`` then writes everything but the configuration).
+Templates are package data under ``pytest_ragproof/templates/init/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+CONFTEST = "conftest.py"
+CASES = "cases.jsonl"
+FROZEN = "cases.frozen.json"
+PYTEST_INI = "pytest.ini"
+PYPROJECT = "pyproject.toml"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "directory",
+        nargs="?",
+        default=".",
+        metavar="DIR",
+        help="where to write the starter files (default: the current folder)",
+    )
+    parser.add_argument(
+        "--no-config",
+        action="store_true",
+        help="write no pytest configuration (when DIR already has one: add the printed "
+        "settings to it yourself)",
+    )
+
+
+def _template(name: str) -> str:
+    from importlib.resources import files
+
+    return (files("pytest_ragproof") / "templates" / "init" / name).read_text(encoding="utf-8")
+
+
+def settings_to_add(config_file: str) -> str:
+    """The ragproof settings, in the syntax of ``config_file``."""
+    template = "pyproject.toml.tmpl" if config_file == PYPROJECT else "pytest.ini.tmpl"
+    return "\n".join(
+        line
+        for line in _template(template).strip().splitlines()
+        if not line.startswith("[") and "written by `ragproof init`" not in line
+    )
+
+
+def existing_pytest_config(directory: str) -> tuple[str, str] | None:
+    """DIR's pytest configuration as (file name, where in it), or None when it has none.
+
+    The files pytest reads, as pytest decides: ``pytest.ini`` and ``.pytest.ini``
+    always count; ``pyproject.toml`` with a ``tool.pytest`` table; ``tox.ini`` with a
+    ``[pytest]`` section; ``setup.cfg`` with ``[tool:pytest]``.
+    """
+    import configparser
+    import tomllib
+    from pathlib import Path
+
+    root = Path(directory)
+    for name in (PYTEST_INI, ".pytest.ini"):
+        if (root / name).is_file():
+            return name, "the whole file"
+    pyproject = root / PYPROJECT
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            data = {}  # not pytest's either; appending is refused later
+        tool = data.get("tool")
+        if isinstance(tool, dict) and "pytest" in tool:
+            return PYPROJECT, "[tool.pytest.ini_options]"
+    for name, section in (("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
+        path = root / name
+        if path.is_file():
+            parser = configparser.ConfigParser(interpolation=None, strict=False)
+            try:
+                parser.read(path, encoding="utf-8")
+            except (configparser.Error, UnicodeDecodeError):
+                continue  # pytest could not read it either
+            if parser.has_section(section):
+                return name, f"[{section}]"
+    return None
+
+
+def pyproject_addition(current: bytes) -> str | None:
+    """What to append to a pyproject.toml holding ``current``, or None when the result
+    would not be valid TOML (or the file is not UTF-8)."""
+    import tomllib
+
+    separator = "" if not current or current.endswith(b"\n") else "\n"
+    addition = separator + _template("pyproject.toml.tmpl")
+    try:
+        tomllib.loads(current.decode("utf-8") + addition)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return None
+    return addition
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+    from pathlib import Path
+
+    from pytest_ragproof.dataset.freeze import freeze
+
+    root = Path(args.directory)
+    if root.exists() and not root.is_dir():
+        print(f"ragproof init: {root} exists and is not a folder", file=sys.stderr)
+        return 1
+
+    # Files first: a second `ragproof init` must name what it would overwrite.
+    clashes = [str(root / n) for n in (CONFTEST, CASES, FROZEN) if (root / n).exists()]
+    if clashes and not args.no_config and (root / PYTEST_INI).exists():
+        clashes.append(str(root / PYTEST_INI))
+    if clashes:
+        print(
+            f"ragproof init: refusing to overwrite {', '.join(clashes)}; wrote nothing. "
+            "Move them away, or write the starter elsewhere: ragproof init DIR",
+            file=sys.stderr,
+        )
+        return 1
+
+    config: str | None = None  # the configuration file to write or append to
+    addition: str | None = None  # what is appended to an existing pyproject.toml
+    if not args.no_config:
+        existing = existing_pytest_config(str(root)) if root.is_dir() else None
+        if existing is not None:
+            name, where = existing
+            print(
+                f"ragproof init: {root / name} already configures pytest ({where}); "
+                "ragproof init does not edit it and wrote nothing. Add these settings "
+                f"there, then run `ragproof init --no-config {args.directory}`:\n",
+                file=sys.stderr,
+            )
+            print(settings_to_add(name), file=sys.stderr)
+            return 1
+        config = PYPROJECT if (root / PYPROJECT).is_file() else PYTEST_INI
+        if config == PYPROJECT:
+            addition = pyproject_addition((root / PYPROJECT).read_bytes())
+            if addition is None:
+                print(
+                    f"ragproof init: {root / PYPROJECT} is not valid TOML (or cannot take a "
+                    "[tool.pytest.ini_options] table); wrote nothing. Fix it, or add these "
+                    f"settings yourself and run `ragproof init --no-config {args.directory}`:"
+                    "\n",
+                    file=sys.stderr,
+                )
+                print(settings_to_add(PYPROJECT), file=sys.stderr)
+                return 1
+
+    root.mkdir(parents=True, exist_ok=True)
+    (root / CONFTEST).write_text(_template("conftest.py.tmpl"), encoding="utf-8")
+    (root / CASES).write_text(_template("cases.jsonl.tmpl"), encoding="utf-8")
+    freeze(root / CASES, root / FROZEN)
+    written = [CONFTEST, CASES, FROZEN]
+    if config == PYTEST_INI:
+        (root / PYTEST_INI).write_text(_template("pytest.ini.tmpl"), encoding="utf-8")
+        written.append(PYTEST_INI)
+    elif addition is not None:
+        # Appended, never rewritten: the user's bytes (line endings too) stay as they are.
+        with (root / PYPROJECT).open("a", encoding="utf-8", newline="") as f:
+            f.write(addition)
+        written.append(f"{PYPROJECT} (appended [tool.pytest.ini_options])")
+
+    print(f"ragproof init: wrote {', '.join(written)} in {root}")
+    run_here = "pytest" if root == Path(".") else f"pytest {root}"
+    print("next:")
+    print(f"  {run_here}   # runs the 5 sample cases and prints the ragproof summary")
+    print(f"  edit {root / CONFTEST}: make rag_pipeline call your RAG system")
+    print(f"  write your cases in {root / CASES}, then: ragproof freeze {root / CASES}")
+    if config is None:
+        print("  add the ragproof settings to your pytest configuration (--no-config)")
+    return 0
