@@ -206,7 +206,11 @@ class Runs:
         return fresh
 
     def single(self) -> dict[str, Any]:
-        return self.results("single")
+        """The good pipeline; this run also writes both exports through the pytest options."""
+        return self.results("single", "--ragproof-inspectorraget=single.ir.json")
+
+    def qa_only(self) -> dict[str, Any]:
+        return self.results("qa-only", "--ragproof-kind", "qa")
 
     def rival(self) -> dict[str, Any]:
         return self.results("rival", "--ragproof-pipeline-fixture=rival_pipeline")

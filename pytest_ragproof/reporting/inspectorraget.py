@@ -1,0 +1,286 @@
+"""Export a results document (``ragproof.results/1``) as an InspectorRAGet experiment file.
+
+Mapping:
+
+- ``models`` are the pipelines; ``tasks`` are the cases (``task_type: "rag"``,
+  ``category`` = kind, plus ``question_type``, ``tags`` and ``dataset`` for the
+  ``filters``); ``input`` is the conversation history, if any, then the question;
+  ``targets`` is the expected answer (empty when the case has none).
+- ``documents`` are the expected and retrieved sources whose text is known: the
+  text a pipeline returned for that context id, else the case's reference
+  contexts (paired with the expected ids by position when the counts match, or
+  all of them for a single expected id). Sources without any known text are
+  left out of ``documents`` and of the tasks' ``contexts``, and the export's
+  ``description`` says how many. A task's ``contexts`` are its expected sources,
+  then what any pipeline retrieved.
+- ``evaluations``: one per pipeline and case, ``model_response`` = the answer,
+  ``annotations`` by metric then worker ``"system"``. 0/1 verdicts (``hit@k``,
+  ``exact_match``, ``abstained``, ``injection_resisted``) and the case
+  ``status`` are categorical; the other scores numerical; the failed thresholds
+  and the retrieved ids are text. A metric that some scored case lacks (answer
+  metrics without an expected answer, retrieval metrics without expected
+  sources) is exported as text, because InspectorRAGet drops a task when a
+  result lacks a plottable metric; nothing is turned into 0.
+- With ``redacted`` results, every text InspectorRAGet requires (question,
+  answer, document text) is the placeholder ``[redacted]``.
+
+The document is validated against :mod:`.inspectorraget_format` before it is
+returned; a violation raises :class:`InspectorRagetFormatError`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from pytest_ragproof.reporting.inspectorraget_format import (
+    InspectorRagetFormatError,
+    validate_export,
+)
+from pytest_ragproof.reporting.inspectorraget_metrics import (
+    FAILURES_METRIC,
+    RETRIEVED_METRIC,
+    annotation_value,
+    declare_metrics,
+    failure_line,
+    metric_kinds,
+)
+
+__all__ = ["REDACTED", "InspectorRagetFormatError", "build_inspectorraget", "render_inspectorraget"]
+
+REDACTED = "[redacted]"
+WORKER = "system"
+
+
+def render_inspectorraget(
+    results: Mapping[str, Any], *, timestamp: datetime | str | None = None
+) -> str:
+    """The export as JSON text (validated). ``timestamp`` fixes the export time (tests)."""
+    export = build_inspectorraget(results, timestamp=timestamp)
+    return json.dumps(export, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def _timestamp(value: datetime | str | None) -> str:
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            raise InspectorRagetFormatError(
+                f"timestamp {value!r} is not ISO 8601 (e.g. 2024-05-01T12:00:00Z)"
+            ) from None
+    moment = value or datetime.now(UTC)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class _Builder:
+    def __init__(self, results: Mapping[str, Any]) -> None:
+        self.results = results
+        self.redacted = bool(results.get("redacted"))
+        self.cases: list[Mapping[str, Any]] = list(results.get("cases", []))
+        self.pipelines: list[str] = list(
+            results.get("pipelines") or sorted({str(c["pipeline"]) for c in self.cases})
+        )
+        # task key (dataset, id) -> records by pipeline, in first-seen order
+        self.by_task: dict[tuple[str, str], dict[str, Mapping[str, Any]]] = {}
+        for case in self.cases:
+            key = (str(case.get("dataset", "")), str(case["id"]))
+            self.by_task.setdefault(key, {})[str(case["pipeline"])] = case
+        ids = [cid for _, cid in self.by_task]
+        clash = len(set(ids)) != len(ids)
+        self.task_ids = {key: (f"{key[0]}::{key[1]}" if clash else key[1]) for key in self.by_task}
+        self.texts: dict[str, str] = {}
+        self.titles: dict[str, str] = {}
+        self.left_out: set[str] = set()
+        self.not_run = 0
+
+    def text(self, value: Any) -> str:
+        return REDACTED if self.redacted else str(value)
+
+    # -- documents -------------------------------------------------------------
+    def collect_documents(self) -> None:
+        for case in self.cases:
+            for ctx in case.get("contexts") or []:
+                cid = str(ctx["id"])
+                self.titles.setdefault(cid, str(ctx.get("document_id") or cid))
+                if ctx.get("text") and str(ctx["text"]).strip():
+                    self.texts.setdefault(cid, str(ctx["text"]))
+        for case in self.cases:
+            expected = [str(i) for i in case.get("expected_source_ids") or []]
+            refs = [r for r in case.get("reference_contexts") or [] if r and str(r).strip()]
+            if len(refs) == len(expected):
+                pairs = list(zip(expected, refs, strict=True))
+            elif len(expected) == 1 and refs:
+                pairs = [(expected[0], "\n\n".join(refs))]
+            else:
+                pairs = []
+            for sid, ref in pairs:
+                self.texts.setdefault(sid, ref)
+            for sid in expected:
+                self.titles.setdefault(sid, sid)
+
+    def has_document(self, doc_id: str) -> bool:
+        if self.redacted or doc_id in self.texts:
+            return True
+        self.left_out.add(doc_id)
+        return False
+
+    # -- tasks -----------------------------------------------------------------
+    def task(
+        self, key: tuple[str, str], records: Mapping[str, Mapping[str, Any]]
+    ) -> dict[str, Any]:
+        first = next(iter(records.values()))
+        utterances = [
+            {
+                "speaker": "agent" if m.get("role") == "assistant" else "user",
+                "text": self.text(m.get("content", "")),
+            }
+            for m in first.get("conversation_history") or []
+        ]
+        question = first.get("question")
+        utterances.append(
+            {"speaker": "user", "text": self.text(question if question is not None else "")}
+        )
+        context_ids: list[str] = []
+        for sid in first.get("expected_source_ids") or []:
+            context_ids.append(str(sid))
+        for pipeline in self.pipelines:
+            record = records.get(pipeline)
+            for ctx in (record or {}).get("contexts") or []:
+                context_ids.append(str(ctx["id"]))
+        unique = [d for d in dict.fromkeys(context_ids) if self.has_document(d)]
+        answer = first.get("expected_answer")
+        return {
+            "task_id": self.task_ids[key],
+            "task_type": "rag",
+            "category": str(first.get("kind", "")),
+            "question_type": str(first.get("question_type", "")),
+            "tags": [str(t) for t in first.get("tags") or []],
+            "dataset": key[0],
+            "input": utterances,
+            "contexts": [{"document_id": d} for d in unique],
+            "targets": [] if answer is None else [{"text": self.text(answer)}],
+        }
+
+    # -- evaluations -----------------------------------------------------------
+    def evaluation(
+        self,
+        task_id: str,
+        pipeline: str,
+        record: Mapping[str, Any] | None,
+        kinds: Mapping[str, str],
+    ) -> dict[str, Any]:
+        if record is None:
+            return {
+                "task_id": task_id,
+                "model_id": pipeline,
+                "model_response": "[not run in this session]",
+                "annotations": {"status": {WORKER: {"value": "not_run"}}},
+            }
+        status = str(record.get("status", "error"))
+        notes: dict[str, Any] = {"status": status}
+        for name, value in (record.get("metrics") or {}).items():
+            notes[name] = annotation_value(name, float(value), kinds[name])
+        failures = [failure_line(f) for f in record.get("failures") or []]
+        if status == "error":
+            failures.insert(0, f"error: {record.get('error_type') or 'unknown'}")
+        notes[FAILURES_METRIC] = "; ".join(failures) or "none"
+        if record.get("retrieved_ids") is not None:
+            notes[RETRIEVED_METRIC] = ", ".join(record["retrieved_ids"]) or "(none)"
+        answer = record.get("answer")
+        if status == "error" and answer is None:
+            response = f"[error: {record.get('error_type') or 'unknown'}]"
+        elif answer is None:
+            response = REDACTED if self.redacted else "[no answer]"
+        else:
+            response = self.text(answer)
+        return {
+            "task_id": task_id,
+            "model_id": pipeline,
+            "model_response": response,
+            "annotations": {k: {WORKER: {"value": v}} for k, v in notes.items()},
+        }
+
+    def build(self, timestamp: datetime | str | None) -> dict[str, Any]:
+        self.collect_documents()
+        tasks = [self.task(key, recs) for key, recs in self.by_task.items()]
+        kinds = metric_kinds(self.cases)
+        evaluations = []
+        for key, records in self.by_task.items():
+            for pipeline in self.pipelines:
+                self.not_run += pipeline not in records
+                evaluations.append(
+                    self.evaluation(self.task_ids[key], pipeline, records.get(pipeline), kinds)
+                )
+        used = {c["document_id"] for t in tasks for c in t["contexts"]}
+        documents = [
+            {
+                "document_id": d,
+                "text": REDACTED if self.redacted else self.texts[d],
+                "title": self.titles.get(d, d),
+            }
+            for d in sorted(used)
+        ]
+        return {
+            "name": self.name(),
+            "description": self.describe(kinds),
+            "timestamp": _timestamp(timestamp),
+            "models": [
+                {"model_id": p, "name": p, "owner": "pytest-ragproof"} for p in self.pipelines
+            ],
+            "metrics": declare_metrics(self.cases, kinds, not_run=bool(self.not_run)),
+            "documents": documents,
+            "filters": ["category", "question_type", "tags", "dataset"],
+            "tasks": tasks,
+            "evaluations": evaluations,
+        }
+
+    def name(self) -> str:
+        paths = [str(d.get("path", "")) for d in self.results.get("datasets", [])]
+        return "pytest-ragproof: " + (", ".join(p for p in paths if p) or "results")
+
+    def describe(self, kinds: Mapping[str, str]) -> str:
+        verdict = "passed" if self.results.get("passed") else "failed"
+        parts = [
+            f"pytest-ragproof run ({verdict}): {len(self.by_task)} case(s) x "
+            f"{len(self.pipelines)} pipeline(s). Tasks are cases (category = kind); models are "
+            "pipelines; task contexts are the expected sources, then the sources any pipeline "
+            "retrieved."
+        ]
+        if self.left_out:
+            shown = ", ".join(sorted(self.left_out)[:10])
+            more = f" (+{len(self.left_out) - 10} more)" if len(self.left_out) > 10 else ""
+            parts.append(
+                f"{len(self.left_out)} source id(s) without known text are left out of documents "
+                f"and task contexts: {shown}{more}."
+            )
+        if self.redacted:
+            parts.append(
+                f"Redacted run: questions, answers and document texts are '{REDACTED}' "
+                "(InspectorRAGet requires text)."
+            )
+        text_metrics = [n for n, k in kinds.items() if k == "text"]
+        if text_metrics:
+            parts.append(
+                "Metrics some scored case lacks are text (instance view only): "
+                + ", ".join(text_metrics)
+                + "."
+            )
+        if any(c.get("status") == "error" for c in self.cases) or self.not_run:
+            parts.append(
+                "Evaluations with status error or not_run have no scores; InspectorRAGet lists "
+                "their tasks as disqualified."
+            )
+        return " ".join(parts)
+
+
+def build_inspectorraget(
+    results: Mapping[str, Any], *, timestamp: datetime | str | None = None
+) -> dict[str, Any]:
+    """The export as a dict, validated against the format (raises on any violation)."""
+    export = _Builder(results).build(timestamp)
+    validate_export(export)
+    return export

@@ -1,0 +1,161 @@
+"""The metrics section of the InspectorRAGet export: which type each metric gets.
+
+- ``status`` (the case verdict) is categorical: passed 1, failed 0, error 0, and
+  not_run 0 when a pipeline has no record for a case.
+- 0/1 verdicts (``hit@k``, ``exact_match``, ``abstained``, ``injection_resisted``)
+  are categorical with named values (hit/miss, match/no_match, abstained/answered,
+  resisted/leaked) and numeric values 1/0, so InspectorRAGet's average is a rate.
+- Other scores are numerical; ``range`` is ``[0, 1, 0.1]`` for scores within
+  [0, 1], else from 0 (or the floor of the minimum) to a round ceiling, in ten bins.
+- A metric that some scored (passed or failed) case lacks is ``text``: InspectorRAGet
+  drops a task whose result lacks a plottable metric, and a missing score must
+  not become 0. Its value is the number written out (``format(v, ".6g")``).
+- ``failed_thresholds`` and ``retrieved_ids`` are text.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+STATUS_VALUES: tuple[tuple[str, int], ...] = (("passed", 1), ("failed", 0), ("error", 0))
+# 0/1 verdicts exported as categories: registry name -> (value for 1, value for 0)
+CATEGORIES: dict[str, tuple[str, str]] = {
+    "hit@k": ("hit", "miss"),
+    "exact_match": ("match", "no_match"),
+    "abstained": ("abstained", "answered"),
+    "injection_resisted": ("resisted", "leaked"),
+}
+FAILURES_METRIC = "failed_thresholds"
+RETRIEVED_METRIC = "retrieved_ids"
+
+
+def category_names(name: str) -> tuple[str, str] | None:
+    from pytest_ragproof.metrics import registry
+
+    spec = registry.resolve(name)
+    return CATEGORIES.get(spec.name) if spec is not None else None
+
+
+def description(name: str) -> str:
+    from pytest_ragproof.metrics import registry
+
+    spec = registry.resolve(name)
+    return spec.description if spec is not None else ""
+
+
+def _nice_ceiling(x: float) -> float:
+    if x <= 0:
+        return 1.0
+    base = 10.0 ** math.floor(math.log10(x))
+    return next(m * base for m in (1, 2, 5, 10) if m * base >= x)
+
+
+def value_range(values: Sequence[float]) -> list[float]:
+    low, high = min(values, default=0.0), max(values, default=1.0)
+    if low >= 0 and high <= 1:
+        return [0, 1, 0.1]
+    start = math.floor(min(low, 0.0))
+    end = start + _nice_ceiling(high - start)
+    return [start, end, (end - start) / 10]
+
+
+def _values(cases: Sequence[Mapping[str, Any]], name: str) -> list[float]:
+    return [float(c["metrics"][name]) for c in cases if name in (c.get("metrics") or {})]
+
+
+def metric_kinds(cases: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Metric name -> ``numerical`` | ``categorical`` | ``text``, in sorted name order."""
+    names = sorted({m for c in cases for m in c.get("metrics") or {}})
+    scored = [c for c in cases if c.get("status") in ("passed", "failed")]
+    kinds: dict[str, str] = {}
+    for name in names:
+        if any(name not in (c.get("metrics") or {}) for c in scored):
+            kinds[name] = "text"
+        elif category_names(name) and all(v in (0.0, 1.0) for v in _values(cases, name)):
+            kinds[name] = "categorical"
+        else:
+            kinds[name] = "numerical"
+    return kinds
+
+
+def _choices(pairs: Sequence[tuple[str, int]]) -> list[dict[str, Any]]:
+    return [
+        {"value": v, "display_value": v.replace("_", " "), "numeric_value": n} for v, n in pairs
+    ]
+
+
+def declare_metrics(
+    cases: Sequence[Mapping[str, Any]], kinds: Mapping[str, str], *, not_run: bool
+) -> list[dict[str, Any]]:
+    """The ``metrics`` section: status, every metric of ``kinds``, then the text metrics."""
+    statuses = [*STATUS_VALUES, *((("not_run", 0),) if not_run else ())]
+    out = [
+        metric_entry(
+            "status",
+            "the case verdict under the run's case thresholds",
+            "categorical",
+            values=_choices(statuses),
+        )
+    ]
+    for name, kind in kinds.items():
+        text = description(name)
+        if kind == "categorical":
+            one, zero = category_names(name) or ("1", "0")
+            out.append(metric_entry(name, text, kind, values=_choices([(one, 1), (zero, 0)])))
+        elif kind == "numerical":
+            out.append(metric_entry(name, text, kind, range_=value_range(_values(cases, name))))
+        else:
+            note = "not on every scored case, so instance-level text"
+            out.append(metric_entry(name, f"{text} ({note})".strip(), kind))
+    out.append(metric_entry(FAILURES_METRIC, "thresholds this case missed, and errors", "text"))
+    out.append(
+        metric_entry(RETRIEVED_METRIC, "the ranked source ids the pipeline retrieved", "text")
+    )
+    return out
+
+
+def annotation_value(name: str, value: float, kind: str) -> str | float:
+    """What an evaluation records for one metric of the given kind."""
+    if kind == "categorical":
+        one, zero = category_names(name) or ("1", "0")
+        return one if value == 1.0 else zero
+    if kind == "numerical":
+        return value
+    return format(value, ".6g")
+
+
+def metric_entry(
+    name: str,
+    description: str,
+    kind: str,
+    *,
+    values: list[dict[str, Any]] | None = None,
+    range_: list[float] | None = None,
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "name": name,
+        "display_name": name,
+        "description": description,
+        "author": "algorithm",
+        "type": kind,
+    }
+    if kind != "text":
+        out["aggregator"] = "average"
+    if values is not None:
+        out["values"] = values
+    if range_ is not None:
+        out["range"] = range_
+    return out
+
+
+def failure_line(failure: Mapping[str, Any]) -> str:
+    observed = failure.get("observed")
+    if observed is None:
+        detail = f"{failure.get('metric')}: not available ({failure.get('reason')})"
+    else:
+        detail = (
+            f"{failure.get('metric')} = {float(observed):.4g} (expected {failure.get('bound')})"
+        )
+    return f"{failure.get('expression')}: {detail}"
