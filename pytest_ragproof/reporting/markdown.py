@@ -1,0 +1,269 @@
+"""The Markdown summary of a results document, for a CI step summary or a PR comment.
+
+``render_markdown(results)`` renders a pass/fail headline, the threshold table,
+the aggregates (collapsed), the comparison with the baseline when the run made
+one, the worst cases and the run's notes. It prints ids, numbers, statuses and
+error types only — never a question, answer, reference or context, whether or
+not the run was redacted: a step summary is readable by everyone who can see
+the CI run. Pure: it only reads the ``ragproof.results/1`` dict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import PurePath
+from typing import Any
+
+__all__ = ["render_markdown"]
+
+_LIST_LIMIT = 20
+_ESCAPES = {
+    "&": "&amp;",
+    "<": "&lt;",
+    ">": "&gt;",
+    "\\": "\\\\",
+    "|": "\\|",
+    "`": "\\`",
+    "*": "\\*",
+    "_": "\\_",
+    "[": "\\[",
+    "]": "\\]",
+    "~": "\\~",
+    "\r": " ",
+    "\n": " ",
+}
+
+
+def _md(value: Any) -> str:
+    """Escape a value for Markdown text and table cells."""
+    return "".join(_ESCAPES.get(ch, ch) for ch in str(value))
+
+
+def _code(value: Any) -> str:
+    """A code span: backslash escapes do not work inside one, so only the table pipe is
+    escaped (GitHub unescapes it) and a value holding backticks gets a longer fence."""
+    text = str(value).replace("\r", " ").replace("\n", " ").replace("|", "\\|")
+    fence = "`"
+    while fence in text:
+        fence += "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _num(value: Any, spec: str = ".3f") -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "–"
+    return format(value, spec)
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    out.extend("| " + " | ".join(row) + " |" for row in rows)
+    return out
+
+
+def _verdict(verdict: str, gated: bool = True) -> str:
+    icon = {"pass": "✅", "fail": "❌", "no data": "⚠️"}.get(verdict, "❌")
+    text = f"{icon} {_md(verdict)}"
+    return text if gated else f"{text} (not gated)"
+
+
+def _headline(results: Mapping[str, Any]) -> list[str]:
+    passed = bool(results.get("passed"))
+    cases = results.get("cases") or []
+    counts = {
+        s: sum(1 for c in cases if c.get("status") == s) for s in ("passed", "failed", "error")
+    }
+    pipelines = ", ".join(_code(p) for p in results.get("pipelines") or []) or "none"
+    lines = [
+        f"### {'✅' if passed else '❌'} ragproof: {'passed' if passed else 'FAILED'}",
+        "",
+        f"**{len(cases)} case result(s)**: {counts['passed']} passed, {counts['failed']} failed, "
+        f"{counts['error']} error · pipelines: {pipelines}",
+    ]
+    for ds in results.get("datasets") or []:
+        state = "frozen" if ds.get("frozen") else "**not frozen**"
+        lines.append(
+            f"- dataset {_code(ds.get('path'))}: {_md(ds.get('evaluated', ds.get('cases')))} of "
+            f"{_md(ds.get('cases'))} case(s) evaluated, {state}, "
+            f"sha256 {_code(str(ds.get('sha256'))[:12])}"
+        )
+    if results.get("redacted"):
+        lines.append("- redacted run (--ragproof-redact)")
+    return lines
+
+
+def _thresholds(results: Mapping[str, Any]) -> list[str]:
+    rows = []
+    for t in results.get("thresholds") or []:
+        bound = str(t.get("bound"))
+        if t.get("scope") == "aggregate":
+            bound = f"{t.get('aggregator')} {bound}"
+        observed = _num(t.get("observed"), ".4g")
+        if t.get("scope") == "case" and isinstance(t.get("observed"), int | float):
+            observed = f"min {observed}"
+        rows.append(
+            [
+                _code(t.get("pipeline")),
+                _md(t.get("selector")),
+                _md(t.get("metric")),
+                f"{_md(bound)} ({_md(t.get('scope'))})",
+                observed,
+                _md(t.get("n")),
+                _verdict(str(t.get("verdict")), bool(t.get("gated", True))),
+            ]
+        )
+    if not rows:
+        return []
+    headers = ["pipeline", "selector", "metric", "threshold", "observed", "n", "verdict"]
+    return ["", "#### Thresholds", "", *_table(headers, rows)]
+
+
+def _aggregates(results: Mapping[str, Any]) -> list[str]:
+    rows = []
+    for a in results.get("aggregates") or []:
+        values = a.get("values") or {}
+        rows.append(
+            [
+                _code(a.get("pipeline")),
+                _md(a.get("selector")),
+                _md(a.get("metric")),
+                _md(a.get("n")),
+                _num(values.get("mean")),
+                _num(values.get("min")),
+                _num(values.get("p50")),
+                _num(values.get("max")),
+                _md(a.get("n_error")),
+                _md(a.get("n_missing")),
+            ]
+        )
+    if not rows:
+        return []
+    headers = ["pipeline", "selector", "metric", "n", "mean", "min", "p50", "max", "errors"]
+    return [
+        "",
+        "<details><summary>Aggregates</summary>",
+        "",
+        *_table([*headers, "missing"], rows),
+        "",
+        "</details>",
+    ]
+
+
+def _ids(flips: Sequence[Mapping[str, Any]]) -> str:
+    shown = ", ".join(_code(f.get("id")) for f in flips[:_LIST_LIMIT])
+    more = len(flips) - _LIST_LIMIT
+    return shown + (f", … (+{more})" if more > 0 else "")
+
+
+def _baseline(results: Mapping[str, Any]) -> list[str]:
+    base = results.get("baseline")
+    if not isinstance(base, Mapping):
+        return []
+    if "updated" in base:
+        name = PurePath(str(base["updated"])).name
+        return ["", "#### Baseline", "", f"Baseline {_code(name)} written from this run."]
+    name = PurePath(str(base.get("path", "baseline"))).name
+    lines = ["", f"#### Against the baseline {_code(name)}", ""]
+    if base.get("refused"):
+        return [*lines, f"❌ Not compared: {_md(base['refused'])}"]
+    flips: list[Mapping[str, Any]] = list(base.get("flips") or [])
+    counts = base.get("counts") or {}
+    lines.append(
+        "Cases: "
+        + ", ".join(
+            f"{_md(counts.get(c, 0))} {c}" for c in ("improved", "regressed", "new", "removed")
+        )
+        + (
+            ""
+            if base.get("fail_on_case_regression")
+            else " (case flips do not gate; --ragproof-fail-on-case-regression)"
+        )
+    )
+    for change in ("regressed", "improved", "new", "removed"):
+        of_change = [f for f in flips if f.get("change") == change]
+        for pipeline in sorted({str(f.get("pipeline")) for f in of_change}):
+            mine = [f for f in of_change if f.get("pipeline") == pipeline]
+            lines.append(f"- {change} [{_code(pipeline)}]: {_ids(mine)}")
+    rows = []
+    for a in base.get("aggregates") or []:
+        test = a.get("test") or {}
+        verdict = str(a.get("verdict"))
+        rows.append(
+            [
+                _code(a.get("pipeline")),
+                _md(a.get("selector")),
+                _md(a.get("metric")),
+                _md(a.get("n")),
+                _num(a.get("baseline_mean")),
+                _num(a.get("current_mean")),
+                _num(a.get("delta"), "+.3f"),
+                _num(a.get("tolerance"), "g"),
+                _md(test.get("method", "–")),
+                _num(test.get("p_value"), ".3g"),
+                f"❌ **{_md(verdict)}**" if a.get("failed") else _md(verdict),
+            ]
+        )
+    if rows:
+        headers = ["pipeline", "selector", "metric", "n", "baseline", "now", "Δ", "tolerance"]
+        lines.extend(["", *_table([*headers, "test", "p", "verdict"], rows)])
+        lines.append("")
+        lines.append(
+            f"A regression gates when the mean moved the wrong way by more than its tolerance "
+            f"and the paired test gives p < {_num(base.get('alpha'), 'g')}."
+        )
+    lines.extend(f"- note: {_md(n)}" for n in base.get("notes") or [])
+    return lines
+
+
+def _failure(f: Mapping[str, Any]) -> str:
+    if f.get("observed") is None:
+        return f"{_md(f.get('metric'))} not available ({_md(f.get('reason'))})"
+    observed = _num(f.get("observed"), ".4g")
+    return f"{_md(f.get('metric'))} = {observed} (expected {_md(f.get('bound'))})"
+
+
+def _worst(results: Mapping[str, Any], limit: int) -> list[str]:
+    failing = [c for c in results.get("cases") or [] if c.get("status") != "passed"]
+    failing.sort(
+        key=lambda c: (
+            c.get("status") != "error",
+            -len(c.get("failures") or []),
+            str(c.get("pipeline")),
+            str(c.get("id")),
+        )
+    )
+    rows = []
+    for c in failing[: max(limit, 0)]:
+        if c.get("status") == "error":
+            detail = f"error {_code(c.get('error_type') or 'unknown')}"
+        else:
+            detail = "; ".join(_failure(f) for f in c.get("failures") or []) or "failed"
+        rows.append(
+            [
+                _code(c.get("pipeline")),
+                _code(c.get("id")),
+                _md(c.get("kind")),
+                _md(c.get("status")),
+                detail,
+            ]
+        )
+    if not rows:
+        return []
+    title = f"#### Worst cases ({len(rows)} of {len(failing)} not passed)"
+    return ["", title, "", *_table(["pipeline", "case", "kind", "status", "detail"], rows)]
+
+
+def render_markdown(results: dict[str, Any], *, worst: int = 10) -> str:
+    """Markdown for a results document; ``worst`` limits the listed failing cases."""
+    lines = [
+        *_headline(results),
+        *_thresholds(results),
+        *_aggregates(results),
+        *_baseline(results),
+        *_worst(results, worst),
+    ]
+    notes = results.get("notes") or []
+    if notes:
+        lines.extend(["", "#### Notes", "", *(f"- {_md(n)}" for n in notes)])
+    return "\n".join(lines) + "\n"
