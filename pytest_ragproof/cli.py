@@ -21,6 +21,7 @@ from pytest_ragproof.errors import RagproofError
 COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("pytest_ragproof.commands.init", "write a starter conftest, sample dataset and config"),  # noqa: E501
     "ingest": ("pytest_ragproof.commands.ingest", "show what a corpus folder would contribute"),
+    "generate": ("pytest_ragproof.commands.generate", "generate a reviewable dataset from a corpus with an LLM"),  # noqa: E501
     "validate": ("pytest_ragproof.commands.validate", "check a dataset file and print counts"),
     "freeze": ("pytest_ragproof.commands.freeze", "validate and freeze a dataset"),
     "split": ("pytest_ragproof.commands.split", "assign optimize/validation/test splits"),
