@@ -44,6 +44,8 @@ ANSWER_FROM = 3  # the answer is extracted from this many top chunks
 # Refuse when the retrieved chunks cover less than this share of the question's key
 # terms, weighted by idf (a term found in no chunk weighs the most). Questions about
 # things the documents never mention ("cargo bikes", "chief executive") fall below it.
+# Tuned on cases.jsonl: the answerable questions cover at least 0.35, the unanswerable
+# ones at most 0.29. A thin margin, as lexical refusal rules have; the tests show it.
 MIN_COVERAGE = 0.33
 REFUSAL = "I don't know; that is not in the provided documents."
 
