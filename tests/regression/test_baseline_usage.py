@@ -1,0 +1,103 @@
+"""Baseline usage errors and dataset changes, through real pytest runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.regression.conftest import all_cases, load_json, run, update, write_dataset
+
+SERIAL: list[str] = []
+
+
+def test_missing_baseline_says_how_to_create_it(project: pytest.Pytester) -> None:
+    result = run(project, SERIAL, "--ragproof-baseline=missing.json")
+    assert result.ret == 1
+    result.assert_outcomes(passed=15)
+    result.stdout.fnmatch_lines(
+        [
+            "*ragproof gate FAILED: baseline *missing.json does not exist; create it from a good "
+            "run with `pytest --ragproof-baseline=missing.json --ragproof-baseline-update` and "
+            "commit missing.json*"
+        ]
+    )
+
+
+def test_a_file_that_is_not_a_results_file_is_refused(project: pytest.Pytester) -> None:
+    (project.path / "base.json").write_text('{"format": "something/else"}', encoding="utf-8")
+    result = run(project, SERIAL, "--ragproof-baseline=base.json")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "*ragproof gate FAILED: baseline: *base.json is not a ragproof results file*"
+            "--ragproof-baseline-update*"
+        ]
+    )
+    (project.path / "base.json").write_text("not json", encoding="utf-8")
+    result = run(project, SERIAL, "--ragproof-baseline=base.json")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        ["*gate FAILED: baseline: cannot read results file*JSONDecodeError*"]
+    )
+
+
+def test_bad_tolerance_and_alpha_give_an_example(project: pytest.Pytester) -> None:
+    update(project, SERIAL)
+    result = run(
+        project,
+        SERIAL,
+        "--ragproof-baseline=base.json",
+        "--ragproof-regression-tolerance=qa:recall@5>0.1",
+    )
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "*gate FAILED: baseline comparison not run: Could not parse regression tolerance "
+            "'qa:recall@5>0.1'; expected [[]SELECTOR:[]]METRIC=DELTA, "
+            "e.g. --ragproof-regression-tolerance 'qa:recall@5=0.02'*"
+        ]
+    )
+    result = run(project, SERIAL, "--ragproof-baseline=base.json", "--ragproof-regression-alpha=2")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*alpha must be a number strictly between 0 and 1, got 2.0*"])
+
+
+def test_dataset_change_is_refused_unless_allowed(project: pytest.Pytester) -> None:
+    update(project, SERIAL)
+    old = load_json(project.path / "base.json")["datasets"][0]["sha256"]
+    cases = all_cases()
+    extra = dict(cases[0], id="qa-new")
+    write_dataset(project, [*cases[1:], extra])  # qa-01 removed, qa-new added
+    result = run(project, SERIAL, "--ragproof-baseline=base.json", "--ragproof-report=r.json")
+    assert result.ret == 1
+    result.assert_outcomes(passed=15)
+    new = load_json(project.path / "r.json")["datasets"][0]["sha256"]
+    assert new != old
+    result.stdout.fnmatch_lines(
+        [
+            "*ragproof baseline base.json: not compared (dataset changed)*",
+            f"*gate FAILED: baseline refused: the baseline was made from cases.frozen.json sha256 "
+            f"{old[:12]} but this run evaluates cases.frozen.json sha256 {new[:12]}; refresh the "
+            "baseline with --ragproof-baseline-update, or compare the case ids both share with "
+            "--ragproof-baseline-allow-dataset-change*",
+        ]
+    )
+
+    result = run(
+        project,
+        SERIAL,
+        "--ragproof-baseline=base.json",
+        "--ragproof-baseline-allow-dataset-change",
+        "--ragproof-report=r.json",
+    )
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [
+            "*0 improved, 0 regressed, 1 new, 1 removed*",
+            "*new: qa-new*",
+            "*removed: qa-01*",
+            "*rag_pipeline  qa  *hit@5  *11*unchanged*",
+            "*note: dataset changed*compared on the 14 case id(s) both runs share*",
+        ]
+    )
+    comparison = load_json(project.path / "r.json")["baseline"]
+    assert comparison["dataset_changed"] is True and comparison["refused"] is None
