@@ -60,6 +60,8 @@ def assemble(plan: GenerationPlan, outcomes: Sequence[RequestOutcome], model: st
     """Cases in output order plus the per kind/type tally (module docstring)."""
     tally: dict[tuple[str, str], KindTally] = {}
     for need in plan.needs:
+        if not need.n:
+            continue  # kinds and types not asked for stay out of the summary
         tally.setdefault((need.kind, need.question_type), KindTally()).requested += need.n
     seen = NearDuplicateFilter(plan.settings.dedup_threshold)
     canaries: set[str] = set()

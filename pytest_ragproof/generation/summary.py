@@ -185,6 +185,7 @@ def render_plan(plan: GenerationPlan, est: Estimate, model: str | None) -> str:
     rows = [
         [need.kind, need.question_type, need.n, requests[(need.kind, need.question_type)]]
         for need in plan.needs
+        if need.n
     ]
     lines = [
         f"corpus: {len(corpus.documents)} document(s), {len(plan.chunks)} chunk(s), "

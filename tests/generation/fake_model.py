@@ -9,6 +9,7 @@ questions). Markers in a passage inject faults for the requests that send it:
 Faults hit generation requests only.
 
 ``FAULT_429``      the first request gets HTTP 429 (Retry-After 0.01), then OK
+``FAULT_401``      every request gets HTTP 401 (echoing the secret; not retried)
 ``FAULT_500``      every request gets HTTP 500 (echoing the secret)
 ``FAULT_HANG``     every request hangs past the client timeout
 ``FAULT_MALFORMED`` generation replies prose (and again to the repair)
@@ -97,6 +98,8 @@ class FakeModel:
     def _fault(self, user: str) -> Action | None:
         # Faults hit generation requests only: verification prompts (and the BM25
         # contexts of unanswerable checks) may quote a faulty passage too.
+        if "FAULT_401" in user:
+            return server_error(401, echo=f"invalid api key {SECRET}")
         if "FAULT_500" in user:
             return server_error(500, echo=f"upstream failed for key {SECRET}")
         if "FAULT_HANG" in user:
