@@ -26,7 +26,7 @@ __all__ = ["Tolerance", "parse_tolerance", "parse_tolerances", "tolerance_for"]
 EXAMPLE = "--ragproof-regression-tolerance 'qa:recall@5=0.02'"
 _EXPR = re.compile(
     r"""^\s*
-    (?:(?P<selector>[^:=]+?)\s*:\s*)?
+    (?:(?P<selector>[^:]+?)\s*:\s*)?
     (?P<metric>[A-Za-z_][A-Za-z0-9_]*(?:@[0-9]+)?)
     \s*=\s*
     (?P<number>[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)
