@@ -1,0 +1,116 @@
+"""``ragproof generate`` options, usage errors (exit 2) and the shortfall exit code."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_ragproof.cli import main
+from tests.generation.conftest import MODEL, write_text_corpus
+from tests.generation.fake_model import FakeModel
+from tests.llm_stub import StubServer
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--qa", "0"], "nothing to generate"),
+        (["--qa", "2", "--types", "simple,tricky"], "unknown types 'tricky'"),
+        (["--qa", "2", "--types", "simple,,double"], "comma-separated"),
+        (["--qa", "-1"], "must be at least 0"),
+        (["--qa", "2", "--concurrency", "0"], "must be at least 1"),
+        (["--qa", "2", "--columns", "title"], "apply to a .csv or .jsonl"),
+        (["--qa", "2", "--chunk-size", "10", "--chunk-overlap", "9"], "chunk_overlap"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(
+    text_corpus: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    args: list[str],
+    message: str,
+) -> None:
+    base = ["generate", "--corpus", str(text_corpus), "--out", str(tmp_path / "o.jsonl")]
+    try:
+        code = main([*base, *args])
+    except SystemExit as exc:  # argparse rejects malformed values itself
+        code = int(exc.code or 0)
+    assert code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_missing_corpus_out_and_model_are_usage_errors(
+    text_corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "o.jsonl"
+    missing = tmp_path / "nope"
+    assert main(["generate", "--corpus", str(missing), "--out", str(out), "--qa", "1"]) == 2
+    assert "corpus path not found" in capsys.readouterr().err
+    assert main(["generate", "--corpus", str(text_corpus), "--qa", "1"]) == 2
+    assert "--out is required" in capsys.readouterr().err
+    assert main(["generate", "--corpus", str(text_corpus), "--out", str(out), "--qa", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "RAGPROOF_GEN_MODEL" in err and "--model" in err
+    out.write_text("reviewed by hand\n", encoding="utf-8")
+    args = ["generate", "--corpus", str(text_corpus), "--out", str(out), "--qa", "1"]
+    assert main([*args, "--model", MODEL]) == 2
+    assert "pass --overwrite" in capsys.readouterr().err
+    assert out.read_text(encoding="utf-8") == "reviewed by hand\n"
+
+
+def test_shortfall_is_reported_and_fails_only_when_asked(
+    tmp_path: Path,
+    llm_stub: StubServer,
+    fake: FakeModel,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)  # where the default cache folder would appear
+    corpus = write_text_corpus(
+        tmp_path / "corpus",
+        {
+            "a.txt": "FAULT_COUNT Gift cards never expire and can be combined freely.",
+            "b.txt": "Refunds are processed within fourteen days of the request.",
+        },
+    )
+    out = tmp_path / "o.jsonl"
+    args = ["generate", "--corpus", str(corpus), "--out", str(out), "--qa", "2", "-q"]
+    args += ["--types", "simple", "--items-per-request", "1", "--model", MODEL]
+    args += ["--api-base", llm_stub.url, "--no-cache", "--language", "de"]
+    assert main(args) == 0
+    assert "shortfall of 1 case(s) (1 of 2 written)" in capsys.readouterr().err
+    summary = json.loads((tmp_path / "o.jsonl.summary.json").read_text("utf-8"))
+    assert summary["discarded"] == {"count_mismatch": 1}
+    assert summary["language"] == "de" and summary["language_source"] == "option"
+    # --language reaches every prompt; --no-cache wrote no cache folder.
+    assert all("German" in json.dumps(body) for body in llm_stub.requests)
+    assert not (tmp_path / ".ragproof_cache").exists()
+    assert main([*args, "--overwrite", "--fail-on-shortfall"]) == 1
+
+
+def test_a_csv_knowledge_base_with_columns_and_id_column(
+    tmp_path: Path, llm_stub: StubServer, fake: FakeModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kb = tmp_path / "kb.csv"
+    kb.write_text(
+        "sku,title,body,price\n"
+        "R-1,Router,The router blinks green when the connection is ready.,30\n"
+        "M-2,Modem,The modem needs a firmware update every spring season.,20\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "o.jsonl"
+    args = ["generate", "--corpus", str(kb), "--out", str(out), "--qa", "2", "-q"]
+    args += ["--columns", "title,body", "--id-column", "sku", "--types", "simple"]
+    args += ["--items-per-request", "1", "--model", MODEL, "--api-base", llm_stub.url]
+    args += ["--agent-description", "A helpdesk bot for ACME routers", "--no-cache"]
+    assert main(args) == 0
+    records = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+    assert sorted(r["expected_source_ids"][0] for r in records) == ["M-2", "R-1"]
+    contexts = {r["reference_contexts"][0] for r in records}
+    assert "Router\n\nThe router blinks green when the connection is ready." in contexts
+    assert all("30" not in c for c in contexts)  # price was not a chosen column
+    generation = [b for b in llm_stub.requests if "You write test questions" in json.dumps(b)]
+    assert all("A helpdesk bot for ACME routers" in json.dumps(b) for b in generation)
