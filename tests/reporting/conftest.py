@@ -82,7 +82,11 @@ DOCS = {
 # rival_pipeline retrieves the wrong document for SSO, leaks the canary and
 # crashes on the out-of-scope question. Answers carry markup to test escaping.
 CONFTEST = f"""
+import os
 import pytest
+
+# RAGPROOF_TEST_VARIANT=worse makes rag_pipeline miss the SSO source (a regression).
+VARIANT = os.environ.get("RAGPROOF_TEST_VARIANT", "")
 
 DOCS = {DOCS!r}
 
@@ -96,7 +100,8 @@ def rag_pipeline():
             return {{"answer": "Within 30 days <b>&amp;</b> \\"quoted\\"",
                      "contexts": ctx("refunds.md", "plans.md")}}
         if "SSO" in question:
-            return {{"answer": "Enterprise has SSO.", "contexts": ctx("plans.md")}}
+            ids = ("other.md",) if VARIANT == "worse" else ("plans.md",)
+            return {{"answer": "Enterprise has SSO.", "contexts": ctx(*ids)}}
         if "seats" in question:
             return {{"answer": "</script><script>alert(1)</script>",
                      "contexts": ctx("other.md")}}
@@ -137,9 +142,10 @@ def write_project(root: Path) -> Path:
     return root
 
 
-def run_plugin(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def run_plugin(project: Path, *args: str, variant: str = "") -> subprocess.CompletedProcess[str]:
     """A real pytest run of the plugin over the project's dataset."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env["RAGPROOF_TEST_VARIANT"] = variant
     return subprocess.run(
         [
             sys.executable,
@@ -196,10 +202,10 @@ class Runs:
         self.project = write_project(root)
         self._cache: dict[str, dict[str, Any]] = {}
 
-    def results(self, name: str, *args: str) -> dict[str, Any]:
+    def results(self, name: str, *args: str, variant: str = "") -> dict[str, Any]:
         if name not in self._cache:
             out = self.project / f"{name}.json"
-            proc = run_plugin(self.project, f"--ragproof-report={out.name}", *args)
+            proc = run_plugin(self.project, f"--ragproof-report={out.name}", *args, variant=variant)
             assert out.exists(), proc.stdout + proc.stderr
             self._cache[name] = load(out)
         fresh: dict[str, Any] = json.loads(json.dumps(self._cache[name]))  # a copy per caller
@@ -207,13 +213,27 @@ class Runs:
 
     def single(self) -> dict[str, Any]:
         """The good pipeline; this run also writes both exports through the pytest options."""
-        return self.results("single", "--ragproof-inspectorraget=single.ir.json")
+        return self.results(
+            "single", "--ragproof-html=single.html", "--ragproof-inspectorraget=single.ir.json"
+        )
 
     def qa_only(self) -> dict[str, Any]:
         return self.results("qa-only", "--ragproof-kind", "qa")
 
     def rival(self) -> dict[str, Any]:
         return self.results("rival", "--ragproof-pipeline-fixture=rival_pipeline")
+
+    def with_baseline(self) -> dict[str, Any]:
+        """A run compared with a baseline of a better run; also writes ``baseline.html``."""
+        if "with-baseline" not in self._cache:
+            run_plugin(self.project, "--ragproof-baseline=base.json", "--ragproof-baseline-update")
+            assert (self.project / "base.json").exists()
+        return self.results(
+            "with-baseline",
+            "--ragproof-baseline=base.json",
+            "--ragproof-html=baseline.html",
+            variant="worse",
+        )
 
     def multi(self) -> dict[str, Any]:
         return merge(self.single(), self.rival())

@@ -1,0 +1,257 @@
+"""The self-contained HTML report of a results document (``ragproof.results/1``).
+
+One file, no network: CSS and JavaScript are inlined from
+``pytest_ragproof/templates/report/``, charts are inline SVG, and a
+Content-Security-Policy meta tag forbids every fetch (``default-src 'none'``),
+so a report opened from a CI artifact cannot call anywhere.
+
+Sections: summary and thresholds, aggregate tables and bar charts per selector
+with the pipelines side by side, RAGET-style component scores, the baseline
+comparison when ``results["baseline"]`` exists, and the per-case table. The
+per-case table is drawn by the page's script from the data embedded as JSON in
+a ``<script type="application/json">`` element (``<``, ``>`` and ``&`` written
+as ``\\u003c``-style escapes, so no ``</script>`` can close it early); the
+script writes every value with ``textContent``. It filters (text box, kind,
+status, "pipelines differ"), sorts (click a header), opens a case's details
+(question, expected answer, expected vs retrieved sources, failed thresholds,
+one column per pipeline) and keeps that view in the URL fragment, e.g.
+``report.html#filter=refund&status=failed&sort=status:rag_pipeline&dir=desc``.
+
+With ``results["redacted"]`` no question, answer, expected answer, reference
+or context text is embedded, even if the document carries some.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from typing import Any
+
+from pytest_ragproof.reporting import html_sections as sec
+from pytest_ragproof.reporting.html_sections import esc
+
+__all__ = ["CSP", "case_data", "render_html"]
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+CONTEXT_TEXT_LIMIT = 4000
+_KINDS = ("qa", "unanswerable", "injection")
+
+
+def _asset(name: str) -> str:
+    return (
+        resources.files("pytest_ragproof")
+        .joinpath("templates", "report", name)
+        .read_text(encoding="utf-8")
+    )
+
+
+def _clip(value: Any) -> str | None:
+    if value is None:
+        return None
+    text = str(value)
+    if len(text) <= CONTEXT_TEXT_LIMIT:
+        return text
+    return text[:CONTEXT_TEXT_LIMIT] + f"… [{len(text) - CONTEXT_TEXT_LIMIT} more characters]"
+
+
+def _run(case: Mapping[str, Any], redacted: bool) -> dict[str, Any]:
+    contexts = case.get("contexts")
+    return {
+        "status": str(case.get("status", "error")),
+        "answer": None if redacted else case.get("answer"),
+        "retrieved_ids": case.get("retrieved_ids"),
+        "contexts": None
+        if contexts is None
+        else [
+            {
+                "id": c.get("id"),
+                "document_id": c.get("document_id"),
+                "text": None if redacted else _clip(c.get("text")),
+            }
+            for c in contexts
+        ],
+        "metrics": dict(case.get("metrics") or {}),
+        "failures": [
+            {k: f.get(k) for k in ("expression", "metric", "observed", "bound", "reason")}
+            for f in case.get("failures") or []
+        ],
+        "latency_s": case.get("latency_s"),
+        "error_type": case.get("error_type"),
+    }
+
+
+def case_data(results: Mapping[str, Any]) -> dict[str, Any]:
+    """What the page's script gets: cases grouped by (dataset, id), one run per pipeline."""
+    redacted = bool(results.get("redacted"))
+    pipelines = _pipelines(results)
+    grouped: dict[str, dict[str, Any]] = {}
+    for case in results.get("cases") or []:
+        key = f"{case.get('dataset', '')}::{case.get('id')}"
+        entry = grouped.get(key)
+        if entry is None:
+            history = case.get("conversation_history") or []
+            entry = grouped[key] = {
+                "key": key,
+                "id": str(case.get("id")),
+                "dataset": str(case.get("dataset", "")),
+                "kind": str(case.get("kind", "")),
+                "question_type": str(case.get("question_type", "")),
+                "tags": [str(t) for t in case.get("tags") or []],
+                "question": None if redacted else case.get("question"),
+                "expected_answer": None if redacted else case.get("expected_answer"),
+                "expected_source_ids": [str(s) for s in case.get("expected_source_ids") or []],
+                "reference_contexts": []
+                if redacted
+                else list(case.get("reference_contexts") or []),
+                "history": [
+                    {"role": m.get("role"), "content": None if redacted else m.get("content")}
+                    for m in history
+                ],
+                "runs": {},
+            }
+        entry["runs"][str(case.get("pipeline"))] = _run(case, redacted)
+    metrics = sorted(
+        {m for c in results.get("cases") or [] for m in c.get("metrics") or {}},
+        key=sec.metric_order,
+    )
+    kinds = sorted({c["kind"] for c in grouped.values()}, key=_kind_order)
+    return {
+        "redacted": redacted,
+        "pipelines": pipelines,
+        "kinds": kinds,
+        "metrics": metrics,
+        "default_metric": _default_metric(metrics),
+        "cases": sorted(grouped.values(), key=lambda c: (c["dataset"], c["id"])),
+    }
+
+
+def _kind_order(kind: str) -> tuple[int, str]:
+    return (_KINDS.index(kind) if kind in _KINDS else len(_KINDS), kind)
+
+
+def _default_metric(metrics: Sequence[str]) -> str:
+    for preferred in ("hit@5", "recall@5"):
+        if preferred in metrics:
+            return preferred
+    hits = [m for m in metrics if m.startswith("hit@")]
+    return (hits or list(metrics) or [""])[0]
+
+
+def _pipelines(results: Mapping[str, Any]) -> list[str]:
+    listed = [str(p) for p in results.get("pipelines") or []]
+    seen = sorted({str(c.get("pipeline")) for c in results.get("cases") or []} - set(listed))
+    return listed + seen
+
+
+def embed_json(data: Any) -> str:
+    """JSON safe inside a ``<script>`` element: no ``<``, ``>`` or ``&`` survive literally."""
+    text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    for raw, escaped in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(raw, escaped)
+    return text
+
+
+def _header(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
+    verdict = "passed" if results.get("passed") else "failed"
+    parts = [
+        f"<h1>ragproof report {sec.badge(verdict.upper(), verdict)}</h1>",
+        '<div class="meta">',
+    ]
+    for d in results.get("datasets") or []:
+        state = "frozen" if d.get("frozen") else "not frozen"
+        parts.append(
+            f"<span>dataset <b>{esc(d.get('path'))}</b> ({esc(state)}, sha256 "
+            f"{esc(str(d.get('sha256', ''))[:12])}, {esc(d.get('cases'))} case(s), "
+            f"{esc(d.get('evaluated', d.get('cases')))} evaluated)</span>"
+        )
+    parts.append(f"<span>pipelines: {esc(', '.join(pipelines) or 'none')}</span>")
+    versions = results.get("versions") or {}
+    if versions:
+        parts.append(
+            "<span>" + esc(", ".join(f"{k} {v}" for k, v in sorted(versions.items()))) + "</span>"
+        )
+    settings = results.get("settings") or {}
+    if settings:
+        shown = ", ".join(
+            f"{k}={'/'.join(map(str, v)) if isinstance(v, list) else v}"
+            for k, v in sorted(settings.items())
+            if v not in ([], None, "")
+        )
+        parts.append(f"<span>settings: {esc(shown)}</span>")
+    parts.append("</div>")
+    if results.get("redacted"):
+        parts.append(
+            '<div class="banner">Redacted run (--ragproof-redact): questions, answers and '
+            "context texts are not in this report; ids and numbers only.</div>"
+        )
+    notes = results.get("notes") or []
+    if notes:
+        parts.append('<ul class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
+    return "".join(parts)
+
+
+def render_html(results: Mapping[str, Any]) -> str:
+    """The report as one HTML document (a string)."""
+    pipelines = _pipelines(results)
+    data = case_data(results)
+    sections = [
+        ("summary", "Summary", sec.summary(results, pipelines) + sec.thresholds(results)),
+        ("aggregates", "Aggregates", sec.aggregates(results, pipelines)),
+        ("components", "Component scores (RAGET-style)", _components(results, pipelines)),
+    ]
+    if isinstance(results.get("baseline"), Mapping):
+        sections.append(("baseline", "Baseline comparison", sec.baseline(results["baseline"])))
+    sections.append(("cases", "Cases", _cases_section()))
+    nav = "".join(f'<a href="#{sid}">{esc(title)}</a>' for sid, title, _ in sections)
+    body = "".join(
+        f'<section id="{sid}"><h2>{esc(title)}</h2>{content}</section>'
+        for sid, title, content in sections
+    )
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{esc(CSP)}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta name="generator" content="pytest-ragproof">'
+        f"<title>ragproof report – {'passed' if results.get('passed') else 'failed'}</title>"
+        f"<style>{_asset('report.css')}</style></head>"
+        f"<body><header>{_header(results, pipelines)}</header><nav>{nav}</nav>"
+        f"<main>{body}</main>"
+        f'<script type="application/json" id="ragproof-data">{embed_json(data)}</script>'
+        f"<script>{_asset('report.js')}</script>"
+        "</body></html>\n"
+    )
+
+
+def _components(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
+    intro = (
+        '<p class="muted">Share of passed cases among the question types aimed at each '
+        "component (simple: generator, retriever, router; complex, situational: generator; "
+        "distracting: generator, retriever, rewriter; double: generator, rewriter; "
+        "conversational: rewriter; unanswerable cases: router; knowledge base: simple cases "
+        "whose widest retrieval cutoff found a relevant source). A component without any of its "
+        "question types is not measured.</p>"
+    )
+    return intro + sec.components(results, pipelines)
+
+
+def _cases_section() -> str:
+    return (
+        '<div class="controls">'
+        '<input type="search" id="filter" placeholder="filter: id, text, tag, source…" '
+        'aria-label="filter cases">'
+        '<label>kind <select id="kind"><option value="">all</option></select></label>'
+        '<label>status <select id="status"><option value="">any</option></select></label>'
+        '<label>metric column <select id="metric"></select></label>'
+        '<span id="case-count" class="muted"></span></div>'
+        '<table id="cases-table"><thead><tr></tr></thead><tbody></tbody></table>'
+        "<noscript><p>The per-case table needs JavaScript; every number is also in the "
+        "results JSON.</p></noscript>"
+    )

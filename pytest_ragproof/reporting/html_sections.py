@@ -1,0 +1,286 @@
+"""The static sections of the HTML report, rendered on the server side.
+
+Every value from the results document goes through :func:`html.escape`; none
+of these sections contains dataset text (questions, answers, contexts), only
+ids, names and numbers, so they are the same with and without redaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from html import escape
+from typing import Any
+
+from pytest_ragproof.reporting.components import COMPONENTS, component_scores
+from pytest_ragproof.reporting.svg import bar_chart, legend
+
+STATS = ("mean", "min", "p50", "p90", "p95", "max")
+# Seconds are not on the 0..1 scale of the bar charts; they stay in the tables.
+UNCHARTED = frozenset({"latency_s"})
+
+
+def esc(value: Any) -> str:
+    return escape("" if value is None else str(value), quote=True)
+
+
+def num(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return esc(value)
+    if float(value).is_integer() and abs(value) < 1e6:
+        return str(int(value))
+    return f"{value:.{digits}g}" if abs(value) < 1000 else f"{value:.1f}"
+
+
+def badge(label: Any, cls: str | None = None) -> str:
+    css = (cls or str(label)).replace(" ", "-")
+    return f'<span class="badge {esc(css)}">{esc(label)}</span>'
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[str]], *, num_from: int = 99) -> str:
+    """A table from already-escaped cells; columns from ``num_from`` on are right-aligned."""
+    head = "".join(
+        f'<th class="num">{h}</th>' if i >= num_from else f"<th>{h}</th>"
+        for i, h in enumerate(headers)
+    )
+    body = []
+    for row in rows:
+        cells = "".join(
+            f'<td class="num">{c}</td>' if i >= num_from else f"<td>{c}</td>"
+            for i, c in enumerate(row)
+        )
+        body.append(f"<tr>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def metric_order(name: str) -> tuple[str, int]:
+    stem, _, k = name.partition("@")
+    return (stem, int(k) if k.isdigit() else 0)
+
+
+def summary(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
+    rows = []
+    for p in pipelines:
+        mine = [c for c in results.get("cases", []) if c.get("pipeline") == p]
+        counts = {s: sum(1 for c in mine if c.get("status") == s) for s in ("passed", "failed")}
+        errors = sum(1 for c in mine if c.get("status") == "error")
+        rate = counts["passed"] / len(mine) if mine else None
+        row = [esc(p), str(len(mine)), str(counts["passed"]), str(counts["failed"])]
+        rows.append([*row, str(errors), num(rate)])
+    return table(["pipeline", "cases", "passed", "failed", "error", "pass rate"], rows, num_from=1)
+
+
+def thresholds(results: Mapping[str, Any]) -> str:
+    items = results.get("thresholds") or []
+    if not items:
+        return '<p class="muted">No thresholds were evaluated.</p>'
+    rows = []
+    for t in items:
+        verdict = str(t.get("verdict", ""))
+        cls = "pass" if verdict == "pass" else ("no-data" if verdict == "no data" else "fail")
+        gated = "yes" if t.get("gated") else "no (reported only)"
+        rows.append(
+            [
+                esc(t.get("expression")),
+                esc(t.get("scope")),
+                esc(t.get("pipeline")),
+                esc(t.get("aggregator") or ("min over cases" if t.get("scope") == "case" else "")),
+                num(t.get("observed"), 4),
+                esc(t.get("bound")),
+                num(t.get("n")),
+                badge(verdict, cls),
+                esc(gated),
+            ]
+        )
+    headers = ["expression", "scope", "pipeline", "observed as", "observed", "bound", "n"]
+    return table([*headers, "verdict", "gated"], rows)
+
+
+def _selectors(aggregates: Sequence[Mapping[str, Any]]) -> list[str]:
+    seen = list(dict.fromkeys(str(a.get("selector")) for a in aggregates))
+    first = [s for s in ("*", "qa", "unanswerable", "injection") if s in seen]
+    return first + [s for s in seen if s not in first]
+
+
+def aggregates(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
+    items = results.get("aggregates") or []
+    if not items:
+        return '<p class="muted">No aggregates (no scored cases).</p>'
+    out = [legend(pipelines)]
+    for selector in _selectors(items):
+        rows = [a for a in items if str(a.get("selector")) == selector]
+        by = {(str(a.get("pipeline")), str(a.get("metric"))): a for a in rows}
+        metrics = sorted({str(a.get("metric")) for a in rows}, key=metric_order)
+        title = "all cases" if selector == "*" else f"selector {selector}"
+        # The first selector (all cases) is open; the others fold to keep the page short.
+        opened = " open" if selector == "*" else ""
+        out.append(f'<details class="selector"{opened}><summary><h3>{esc(title)}</h3></summary>')
+        out.append('<div class="agg">')
+        bounded = [
+            m
+            for m in metrics
+            if m not in UNCHARTED
+            and all(
+                0.0 <= float(v) <= 1.0
+                for a in rows
+                if a.get("metric") == m
+                for v in (a.get("values") or {}).values()
+            )
+        ]
+        groups = [
+            (m, [_mean(by.get((p, m))) for p in pipelines])
+            for m in bounded
+            if any(_mean(by.get((p, m))) is not None for p in pipelines)
+        ]
+        if groups:
+            out.append(f"<div>{bar_chart(f'mean per metric, {title}', groups, pipelines)}</div>")
+        headers = ["metric"]
+        for p in pipelines:
+            headers += [f"{esc(p)} mean", "min", "max", "n"]
+        table_rows = []
+        for m in metrics:
+            row = [esc(m)]
+            for p in pipelines:
+                a = by.get((p, m))
+                values = (a or {}).get("values") or {}
+                row += [num(values.get("mean")), num(values.get("min")), num(values.get("max"))]
+                row.append(_n(a))
+            table_rows.append(row)
+        out.append(f"<div>{table(headers, table_rows, num_from=1)}")
+        long_rows = [
+            [esc(m), esc(p), _n(by.get((p, m)))]
+            + [num(((by.get((p, m)) or {}).get("values") or {}).get(s), 4) for s in STATS]
+            for m in metrics
+            for p in pipelines
+            if (p, m) in by
+        ]
+        out.append(
+            "<details><summary>every statistic</summary>"
+            + table(["metric", "pipeline", "n", *STATS], long_rows, num_from=2)
+            + "</details></div></div></details>"
+        )
+    return "".join(out)
+
+
+def _mean(a: Mapping[str, Any] | None) -> float | None:
+    if not a:
+        return None
+    value = (a.get("values") or {}).get("mean")
+    return None if value is None else float(value)
+
+
+def _n(a: Mapping[str, Any] | None) -> str:
+    if not a:
+        return "–"
+    extra = []
+    if a.get("n_error"):
+        extra.append(f"{a['n_error']} error")
+    if a.get("n_missing"):
+        extra.append(f"{a['n_missing']} missing")
+    return esc(a.get("n")) + (f" ({esc(', '.join(extra))})" if extra else "")
+
+
+def components(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
+    scores = component_scores(results.get("cases") or [])
+    if not scores:
+        return '<p class="muted">No cases.</p>'
+    rows = []
+    for component in COMPONENTS:
+        row = [esc(component.replace("_", " "))]
+        for p in pipelines:
+            s = (scores.get(p) or {}).get(component)
+            if s is None or s["score"] is None:
+                label = s["label"] if s else "not measured"
+                row.append(f'<span class="not-measured">{esc(label)}</span>')
+                continue
+            width = round(100 * s["score"])
+            row.append(
+                f'<span class="bar-track"><span style="width:{width}%"></span></span>'
+                f"{esc(s['label'])}"
+            )
+        row.append(esc(", ".join(s["question_types"]) if (s := _any(scores, component)) else ""))
+        rows.append(row)
+    return table(["component", *(esc(p) for p in pipelines), "question types seen"], rows)
+
+
+def _any(scores: Mapping[str, Mapping[str, Any]], component: str) -> dict[str, Any] | None:
+    types = sorted({t for p in scores.values() for t in p[component]["question_types"]})
+    return {"question_types": types} if types else None
+
+
+def baseline(data: Mapping[str, Any]) -> str:
+    out = []
+    verdict = "passed" if data.get("passed", True) else "failed"
+    if data.get("path"):
+        out.append(f"<p>Compared with <b>{esc(data['path'])}</b>.</p>")
+    out.append(f"<p>Regression gate: {badge(verdict)}")
+    out.append(f" &middot; alpha {num(data.get('alpha'))}")
+    tolerances = data.get("tolerances") or []
+    out.append(f" &middot; tolerances: {esc(', '.join(map(str, tolerances)) or 'none (0)')}")
+    if data.get("dataset_changed"):
+        out.append(" &middot; the dataset changed since the baseline")
+    out.append("</p>")
+    if data.get("refused"):
+        out.append(f'<div class="banner">Comparison refused: {esc(data["refused"])}</div>')
+    counts = data.get("counts") or {}
+    if counts:
+        out.append(
+            "<p>"
+            + " ".join(
+                f"{badge(f'{counts.get(k, 0)} {k}', k)}"
+                for k in ("improved", "regressed", "new", "removed")
+            )
+            + "</p>"
+        )
+    flips = data.get("flips") or []
+    if flips:
+        rows = [
+            [
+                esc(f.get("pipeline")),
+                esc(f.get("id")),
+                badge(f.get("change")),
+                f"{esc(f.get('before') or '–')} &rarr; {esc(f.get('now') or '–')}",
+            ]
+            for f in flips
+        ]
+        out.append("<h3>Case flips</h3>" + table(["pipeline", "case", "change", "status"], rows))
+    changes = data.get("aggregates") or []
+    if changes:
+        rows = []
+        for a in changes:
+            test = a.get("test") or {}
+            verdict_a = str(a.get("verdict", ""))
+            cls = {"regression": "regression", "improved": "improved"}.get(verdict_a, "muted")
+            rows.append(
+                [
+                    esc(a.get("pipeline")),
+                    esc(a.get("selector")),
+                    esc(a.get("metric")),
+                    num(a.get("n")),
+                    num(a.get("baseline_mean"), 4),
+                    num(a.get("current_mean"), 4),
+                    _signed(a.get("delta")),
+                    num(a.get("tolerance")),
+                    esc(test.get("method", "–")),
+                    num(test.get("p_value"), 3),
+                    badge(verdict_a, cls) + (" (gates)" if a.get("failed") else ""),
+                ]
+            )
+        headers = ["pipeline", "selector", "metric", "paired n", "baseline", "now", "delta"]
+        out.append(
+            "<h3>Aggregate changes</h3>"
+            + table([*headers, "tolerance", "test", "p", "verdict"], rows, num_from=3)
+        )
+    for line in data.get("gate_failures") or []:
+        out.append(f'<div class="banner">{esc(line)}</div>')
+    notes = data.get("notes") or []
+    if notes:
+        out.append('<ul class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
+    return "".join(out)
+
+
+def _signed(value: Any) -> str:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return "–"
+    return f"{value:+.4g}"

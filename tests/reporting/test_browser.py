@@ -1,0 +1,143 @@
+"""The HTML report in real headless Chromium: rendering, filter, sort, details, no network.
+
+Skipped only when Debian's ``chromium`` is not installed (``.ci/run`` installs it).
+The screenshot is kept under ``test-artifacts/`` at the repository root (git-ignored).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from pytest_ragproof.reporting.html import render_html
+from tests.reporting.browser import CHROMIUM, Browser, dump_dom
+from tests.reporting.conftest import Runs
+
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None,
+    reason="Debian's chromium is not installed (apt-get install chromium); CI installs it",
+)
+
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+ROWS = "#cases-table tbody tr.case"
+
+
+@pytest.fixture(scope="module")
+def report(runs: Runs, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("html") / "report.html"
+    path.write_text(render_html(runs.multi()), encoding="utf-8")
+    return path
+
+
+def row_ids(browser: Browser) -> list[str]:
+    ids: list[str] = browser.js(
+        f"[...document.querySelectorAll('{ROWS}')].map(r => r.firstChild.textContent)"
+    )
+    return ids
+
+
+def test_report_in_chromium(report: Path) -> None:
+    with Browser() as browser:
+        browser.open(report.as_uri())
+        # the per-case table is drawn by the page's script from the embedded data
+        assert row_ids(browser) == [
+            "inj-1",
+            "qa-conv",
+            "qa-distract",
+            "qa-simple",
+            "qa-two",
+            "un-1",
+        ]
+        assert browser.js("document.getElementById('case-count').textContent") == "6 of 6 case(s)"
+        # one column per pipeline, side by side
+        headers = browser.js(
+            "[...document.querySelectorAll('#cases-table th')].map(h => h.textContent)"
+        )
+        assert headers[4:] == [
+            "rag_pipeline",
+            "hit@5",
+            "latency s",
+            "rival_pipeline",
+            "hit@5",
+            "latency s",
+        ]
+
+        # typing in the filter box keeps the matching cases only (text, ids and answers)
+        browser.type_into("#filter", "qa-two")
+        assert row_ids(browser) == ["qa-two"]
+        browser.set_value("#filter", "", "input")
+        browser.type_into("#filter", "Dentist")  # words of the question, any case
+        assert row_ids(browser) == ["un-1"]
+        browser.set_value("#filter", "", "input")
+
+        # the kind and status selects
+        browser.set_value("#kind", "qa")
+        assert row_ids(browser) == ["qa-conv", "qa-distract", "qa-simple", "qa-two"]
+        browser.set_value("#status", "differs")
+        assert row_ids(browser) == ["qa-distract", "qa-two"]
+        assert "kind=qa" in browser.js("location.hash")
+        browser.set_value("#kind", "")
+        browser.set_value("#status", "")
+        assert len(row_ids(browser)) == 6
+
+        # sorting: a click on a header sorts, a second click reverses
+        browser.click("#cases-table th[data-sort='id']")
+        assert row_ids(browser)[0] == "un-1"
+        browser.click("#cases-table th[data-sort='status:rival_pipeline']")
+        assert row_ids(browser)[0] == "un-1"  # error sorts first
+        assert browser.js('document.querySelector("th[aria-sort]").dataset.sort') == (
+            "status:rival_pipeline"
+        )
+        browser.click("#cases-table th[data-sort='metric:rag_pipeline']")
+        assert row_ids(browser)[0] == "qa-distract"  # hit@5 = 0; cases without it last
+        assert row_ids(browser)[-1] == "un-1"
+
+        # a click on a case opens its details: question, sources, failures, both pipelines
+        browser.click(f"{ROWS}[data-key='cases.frozen.json::qa-distract']")
+        details = browser.js("document.querySelector('tr.details').innerText")
+        assert "Italy is lovely, but <how> many seats" in details
+        assert "plans.md" in details and "other.md" in details
+        assert "qa:hit@5>=1: hit@5 = 0 (expected >= 1)" in details
+        panels = browser.js(
+            "[...document.querySelectorAll('tr.details .run h4')].map(h => h.innerText)"
+        )
+        assert [p.split()[0] for p in panels] == ["rag_pipeline", "rival_pipeline"]
+        # the answer with markup is shown as text: no new element, no script ran
+        answer = browser.js("document.querySelector('tr.details .run .text').textContent")
+        assert answer == "</script><script>alert(1)</script>"
+        assert browser.js("document.scripts.length") == 2
+
+        shot = browser.screenshot(ARTIFACTS / "report-details.png")
+        assert shot.startswith(b"\x89PNG\r\n\x1a\n") and len(shot) > 10_000
+
+        # the page's Content-Security-Policy refuses any fetch
+        blocked = browser.js(
+            "new Promise(done => {"
+            " document.addEventListener('securitypolicyviolation',"
+            "  e => done(e.effectiveDirective), {once: true});"
+            " fetch('http://127.0.0.1:9/x').catch(() => {}); })"
+        )
+        assert blocked == "connect-src"
+
+        # nothing but the report itself was requested, and no script error happened
+        assert browser.requested_urls() == [report.as_uri()]
+        assert browser.exceptions() == []
+        assert not [e for e in browser.events if e["method"] == "Page.javascriptDialogOpening"]
+
+
+def test_view_state_from_the_url_fragment(report: Path) -> None:
+    def rows(fragment: str) -> list[str]:
+        dom = dump_dom(f"{report.as_uri()}#{fragment}")
+        return re.findall(r'<tr class="case[^"]*" data-key="cases\.frozen\.json::([^"]+)"', dom)
+
+    assert rows("") == ["inj-1", "qa-conv", "qa-distract", "qa-simple", "qa-two", "un-1"]
+    assert rows("filter=qa-two") == ["qa-two"]
+    assert rows("kind=unanswerable") == ["un-1"]
+    assert rows("status=error") == ["un-1"]
+    assert rows("kind=qa&sort=id&dir=desc") == ["qa-two", "qa-simple", "qa-distract", "qa-conv"]
+    assert rows("filter=plans.md%20enterprise") == ["qa-two"]  # every word must match
+    dom = dump_dom(f"{report.as_uri()}#open=cases.frozen.json::qa-two")
+    assert '<tr class="case open" data-key="cases.frozen.json::qa-two"' in dom
+    assert dom.count('<tr class="details"') == 1
