@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("pytest_ragproof.commands.validate", "check a dataset file and print counts"),
     "freeze": ("pytest_ragproof.commands.freeze", "validate and freeze a dataset"),
     "split": ("pytest_ragproof.commands.split", "assign optimize/validation/test splits"),
+    "report": ("pytest_ragproof.commands.report", "render a results file as markdown, html or inspectorraget"),  # noqa: E501
 }
 
 
