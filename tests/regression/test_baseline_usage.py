@@ -101,3 +101,20 @@ def test_dataset_change_is_refused_unless_allowed(project: pytest.Pytester) -> N
     )
     comparison = load_json(project.path / "r.json")["baseline"]
     assert comparison["dataset_changed"] is True and comparison["refused"] is None
+
+
+def test_a_report_file_serves_as_baseline_without_its_timings(project: pytest.Pytester) -> None:
+    assert run(project, SERIAL, "--ragproof-report=report.json").ret == 0
+    assert "latency_s" in (project.path / "report.json").read_text(encoding="utf-8")
+    result = run(
+        project,
+        SERIAL,
+        "--ragproof-baseline=report.json",
+        "--ragproof-aggregate-threshold=latency_s.p95<=5",
+        "--ragproof-report=r.json",
+    )
+    assert result.ret == 0, result.stdout.str()
+    rows = load_json(project.path / "r.json")["baseline"]["aggregates"]
+    (latency,) = [a for a in rows if a["metric"] == "latency_s"]
+    assert (latency["verdict"], latency["n"], latency["failed"]) == ("no data", 0, False)
+    assert {a["verdict"] for a in rows if a["metric"] != "latency_s"} == {"unchanged"}
