@@ -171,10 +171,10 @@
     return el("div", { cls: "field" }, el("b", { text: label }), value);
   }
 
-  function idList(ids, expected) {
+  function idList(ids, expected, ranked) {
     if (ids === null || ids === undefined) return el("span", { cls: "muted", text: "(no contexts returned)" });
     if (!ids.length) return el("span", { cls: "muted", text: "(none)" });
-    var ul = el("ul", { cls: "ids" });
+    var ul = el(ranked ? "ol" : "ul", { cls: "ids" });
     ids.forEach(function (id) { ul.appendChild(el("li", { cls: expected.indexOf(id) >= 0 ? "hit" : "", text: id })); });
     return ul;
   }
@@ -190,7 +190,7 @@
     }
     if (r.error_type) box.appendChild(field("error", el("span", { cls: "badge error", text: r.error_type })));
     box.appendChild(field("answer", el("span", { cls: "text", text: text(r.answer) })));
-    box.appendChild(field("retrieved", idList(r.retrieved_ids, c.expected_source_ids)));
+    box.appendChild(field("retrieved (rank order)", idList(r.retrieved_ids, c.expected_source_ids, true)));
     if (r.failures.length) {
       var ul = el("ul", { cls: "failures" });
       r.failures.forEach(function (f) {
