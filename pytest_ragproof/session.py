@@ -179,6 +179,7 @@ class RagproofRun:
         if info:
             self.expected.update(info["expected"])
             self.selected = (self.selected or set()) | set(info["selected"])
+            self.notes.extend(n for n in info.get("notes", []) if n not in self.notes)
 
     def _xdist_controller(self) -> bool:
         return self.config.pluginmanager.has_plugin("dsession")
@@ -299,6 +300,7 @@ class RagproofRun:
             self.config.workeroutput["ragproof"] = {  # type: ignore[attr-defined]
                 "expected": sorted(n for n in self.expected if not self._is_dataset_item(n)),
                 "selected": sorted(markers),
+                "notes": list(self.notes),
             }
             return
         if self.config.option.collectonly:
@@ -363,6 +365,10 @@ class RagproofRun:
                 self.written.append(f"{name} written to {path}")
 
     def results(self, records: list[CaseRecord]) -> dict[str, Any]:
+        # An xdist controller never collected marker-mode tests: load their datasets now.
+        for rel in sorted({r.dataset for r in records}):
+            path = Path(rel) if Path(rel).is_absolute() else self.config.rootpath / rel
+            self.dataset(path.resolve())
         datasets = [
             {
                 "path": _relpath(self.config, path),
@@ -371,7 +377,7 @@ class RagproofRun:
                 "cases": len(ds.cases),
                 "evaluated": sum(1 for c in ds.cases if self.cfg.selects(c.kind, c.split, c.tags)),
             }
-            for path, ds in self.datasets.items()
+            for path, ds in sorted(self.datasets.items())
         ]
         settings = {
             "k": list(self.cfg.ks),
