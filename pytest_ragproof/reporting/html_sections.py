@@ -199,14 +199,10 @@ def components(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
                 f'<span class="bar-track"><span style="width:{width}%"></span></span>'
                 f"{esc(s['label'])}"
             )
-        row.append(esc(", ".join(s["question_types"]) if (s := _any(scores, component)) else ""))
+        seen = sorted({t for p in scores.values() for t in p[component]["question_types"]})
+        row.append(esc(", ".join(seen)))
         rows.append(row)
     return table(["component", *(esc(p) for p in pipelines), "question types seen"], rows)
-
-
-def _any(scores: Mapping[str, Mapping[str, Any]], component: str) -> dict[str, Any] | None:
-    types = sorted({t for p in scores.values() for t in p[component]["question_types"]})
-    return {"question_types": types} if types else None
 
 
 def baseline(data: Mapping[str, Any]) -> str:

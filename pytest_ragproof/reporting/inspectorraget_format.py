@@ -159,7 +159,7 @@ class InspectorRagetExport(_Strict):
     name: NonEmpty
     description: str
     timestamp: NonEmpty
-    models: list[Model] = Field(min_length=1)
+    models: list[Model]
     metrics: list[Metric]
     documents: list[Document]
     filters: list[NonEmpty] = Field(default_factory=list)

@@ -185,3 +185,9 @@ def test_report_written_by_the_pytest_option(runs: Runs) -> None:
     # the real run has thresholds: the summary lists the default case thresholds
     assert "qa:hit@5&gt;=1" in page
     assert re.search(r"<h1>ragproof report <span class=\"badge failed\">FAILED", page)
+
+
+def test_an_empty_results_document_renders() -> None:
+    page = render_html({"format": "ragproof.results/1", "passed": True, "cases": []})
+    assert "No aggregates" in page and "No thresholds were evaluated" in page
+    assert json.loads(parse(page).scripts[0])["cases"] == []
