@@ -114,6 +114,7 @@ def _run_pipeline(
             expected_answer=case.expected_answer,
             expected_source_ids=list(case.expected_source_ids),
             reference_contexts=list(case.reference_contexts),
+            conversation_history=[m.model_dump() for m in case.conversation_history],
         )
         finish_case(record, case, outcomes[case.id], cfg)
         records.append(record)

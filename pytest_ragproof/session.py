@@ -8,7 +8,6 @@ test reports), decides the aggregate gate and the exit code in
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +85,8 @@ class RagproofRun:
         except ConfigError as exc:
             raise pytest.UsageError(f"ragproof: {exc}") from None
         self.is_worker = hasattr(config, "workerinput")
+        if options.get(config, "baseline"):
+            self._check_regression_options()
         self.loops = LoopOwner()
         self.datasets: dict[Path, Dataset] = {}
         for path in self.cfg.datasets:
@@ -114,6 +115,22 @@ class RagproofRun:
         self._concurrency_warned = False
         self.written: list[str] = []
         self._add_dataset_args()
+
+    def _check_regression_options(self) -> None:
+        """Bad tolerances or alpha are usage errors before any case runs."""
+        from pytest_ragproof.regression.tolerance import parse_tolerances
+        from pytest_ragproof.runner.baseline import _alpha
+
+        try:
+            parse_tolerances(options.get(self.config, "regression_tolerance"))
+            alpha = _alpha(self.config)
+        except ConfigError as exc:
+            raise pytest.UsageError(f"ragproof: {exc}") from None
+        if not 0 < alpha < 1:
+            raise pytest.UsageError(
+                f"ragproof: --ragproof-regression-alpha must be between 0 and 1, got {alpha:g}; "
+                "e.g. --ragproof-regression-alpha 0.05"
+            )
 
     def dataset(self, path: Path) -> Dataset:
         """Load a dataset once per process (marker mode asks during collection)."""
@@ -201,6 +218,7 @@ class RagproofRun:
             expected_answer=case.expected_answer,
             expected_source_ids=list(case.expected_source_ids),
             reference_contexts=list(case.reference_contexts),
+            conversation_history=[m.model_dump() for m in case.conversation_history],
         )
 
     def run_case(self, item: CaseItem, pipeline: Any) -> None:
@@ -321,7 +339,10 @@ class RagproofRun:
                 f"interrupted run?), e.g. {missing[0]}"
             )
         aggregate_results = evaluate_aggregates(
-            records, self.cfg.aggregate_thresholds, gated=not partial
+            records,
+            self.cfg.aggregate_thresholds,
+            gated=not partial,
+            narrowed=bool(self.cfg.kinds or self.cfg.splits or self.cfg.tags),
         )
         for r in aggregate_results:
             if r.failed:
@@ -341,9 +362,9 @@ class RagproofRun:
         self.passed = not self.gate_failures and not items_failed and not missing
         results = self.results(records)
         if options.get(self.config, "baseline"):
-            # Imported by name: the regression module is large and optional.
-            baseline = importlib.import_module("pytest_ragproof.runner.baseline")
-            outcome = baseline.apply_baseline(self.config, results)
+            from pytest_ragproof.runner.baseline import apply_baseline
+
+            outcome = apply_baseline(self.config, results)
             self.gate_failures.extend(outcome.gate_failures)
             self.baseline_lines = list(outcome.summary_lines)
             if outcome.gate_failures:
@@ -409,9 +430,14 @@ class RagproofRun:
         tr.write_sep("=", "ragproof summary")
         for path, ds in self.datasets.items():
             state = "frozen" if ds.frozen else "NOT frozen"
+            evaluated = sum(1 for c in ds.cases if self.cfg.selects(c.kind, c.split, c.tags))
+            scope = (
+                f"{len(ds.cases)} case(s)"
+                if evaluated == len(ds.cases)
+                else f"{evaluated} of {len(ds.cases)} case(s) selected"
+            )
             tr.write_line(
-                f"dataset {_relpath(self.config, path)}: {len(ds.cases)} case(s), {state}, "
-                f"sha256 {ds.sha256[:12]}"
+                f"dataset {_relpath(self.config, path)}: {scope}, {state}, sha256 {ds.sha256[:12]}"
             )
         by_status = {
             s: sum(1 for r in records if r.status == s) for s in ("passed", "failed", "error")
@@ -437,6 +463,11 @@ class RagproofRun:
         latency = latency_line(records)
         if latency:
             tr.write_line(latency)
+        if records:
+            from pytest_ragproof.reporting.components import component_scores, format_components
+
+            for line in format_components(component_scores([r.to_dict() for r in records])):
+                tr.write_line(line)
         for line in self.baseline_lines:
             tr.write_line(line)
         for note in self.notes:

@@ -45,7 +45,7 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
 }
 _EXPR = re.compile(
     r"""^\s*
-    (?:(?P<selector>[^:<>=]+?)\s*:\s*)?
+    (?:(?P<selector>[^:<>]+?)\s*:\s*)?
     (?P<metric>[A-Za-z_][A-Za-z0-9_]*(?:@[0-9]+)?)
     (?:\.(?P<agg>[A-Za-z0-9]+))?
     \s*(?P<op>>=|<=|>|<)\s*

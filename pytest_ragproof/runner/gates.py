@@ -81,7 +81,14 @@ def evaluate_aggregates(
     thresholds: Sequence[Threshold],
     *,
     gated: bool,
+    narrowed: bool = False,
 ) -> list[ThresholdResult]:
+    """Verdicts of aggregate thresholds per pipeline.
+
+    ``narrowed``: the run evaluates a chosen part of the dataset (kind, split or tag
+    selection); a threshold whose population is then empty is reported as
+    "not selected" instead of failing for lack of data.
+    """
     pipelines = sorted({r.pipeline for r in records})
     out: list[ThresholdResult] = []
     for pipeline in pipelines:
@@ -90,7 +97,7 @@ def evaluate_aggregates(
             agg = _aggregate_for(pipeline, t.selector, t.metric, recs)
             observed = agg.values.get(t.aggregator or "mean") if agg.n else None
             if observed is None:
-                verdict = "no data"
+                verdict = "not selected" if narrowed and not recs else "no data"
             else:
                 verdict = "pass" if t.check(observed) else "fail"
             out.append(
@@ -105,7 +112,7 @@ def evaluate_aggregates(
                     observed,
                     agg.n,
                     verdict,
-                    gated,
+                    gated and verdict != "not selected",
                 )
             )
     return out

@@ -38,6 +38,7 @@ class CaseRecord:
     expected_answer: str | None = None
     expected_source_ids: list[str] = field(default_factory=list)
     reference_contexts: list[str] = field(default_factory=list)
+    conversation_history: list[dict[str, str]] = field(default_factory=list)
     answer: str | None = None
     retrieved_ids: list[str] | None = None
     contexts: list[dict[str, Any]] | None = None
@@ -61,6 +62,7 @@ class CaseRecord:
         out.question = None
         out.expected_answer = None
         out.reference_contexts = []
+        out.conversation_history = []
         out.answer = None
         if out.contexts is not None:
             out.contexts = [{**c, "text": None} for c in out.contexts]

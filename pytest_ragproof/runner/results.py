@@ -37,7 +37,10 @@ def build_results(
     redact: bool,
     notes: Sequence[str] = (),
 ) -> dict[str, Any]:
+    from pytest_ragproof.reporting.components import component_scores
+
     ordered = sorted(records, key=lambda r: (r.pipeline, r.dataset, r.id))
+    cases = [(r.redacted() if redact else r).to_dict() for r in ordered]
     return {
         "format": RESULTS_FORMAT,
         "passed": passed,
@@ -46,7 +49,8 @@ def build_results(
         "versions": versions(),
         "settings": settings,
         "pipelines": sorted({r.pipeline for r in records}),
-        "cases": [(r.redacted() if redact else r).to_dict() for r in ordered],
+        "cases": cases,
+        "components": component_scores(cases),
         "aggregates": [a.to_dict() for a in aggregates],
         "thresholds": [t.to_dict() for t in thresholds],
         "notes": list(notes),

@@ -57,7 +57,9 @@ def score(
     record.metrics = dict(sorted(metrics.items()))
     record.answer = output.answer
     if output.contexts is not None:
-        record.retrieved_ids = ranked_source_ids(output.contexts, cfg.source_match)
+        # The de-duplicated ranking the metrics score (each id at its best rank).
+        ranked = ranked_source_ids(output.contexts, cfg.source_match)
+        record.retrieved_ids = list(dict.fromkeys(ranked))
         record.contexts = [
             {"id": c.id, "document_id": c.document_id, "text": c.text} for c in output.contexts
         ]

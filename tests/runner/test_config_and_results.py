@@ -146,3 +146,44 @@ def test_missing_dataset_file(pytester: pytest.Pytester, tmp_path: Path) -> None
     result = pytester.runpytest("--ragproof-dataset=nope.jsonl", "-p", "no:asyncio")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*ragproof: invalid dataset*nope.jsonl*cannot read*"])
+
+
+def test_kind_selection_does_not_fail_aggregates_of_unselected_kinds(
+    project: pytest.Pytester, mode: list[str]
+) -> None:
+    result = run(
+        project,
+        mode,
+        "--ragproof-kind",
+        "qa",
+        "--ragproof-aggregate-threshold",
+        "injection:injection_resisted>=1",
+        "--ragproof-aggregate-threshold",
+        "qa:hit@5>=1",
+    )
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        [
+            "*dataset cases.frozen.json: 2 of 4 case(s) selected*",
+            "*injection*injection_resisted*not selected*",
+        ]
+    )
+    # Without a kind/split/tag selection an empty population still fails loudly.
+    result = run(project, mode, "--ragproof-aggregate-threshold", "tag=nothing:hit@5>=1")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*gate FAILED: aggregate tag=nothing:hit@5>=1*no scored cases*"])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--ragproof-regression-tolerance", "qa:recall@5"),
+        ("--ragproof-regression-alpha", "2"),
+    ],
+)
+def test_bad_regression_options_are_usage_errors(
+    project: pytest.Pytester, args: tuple[str, str]
+) -> None:
+    result = run(project, [], "--ragproof-baseline=base.json", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ragproof: *regression*"])

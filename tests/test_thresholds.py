@@ -1,0 +1,86 @@
+"""The threshold grammar, defaults, and aggregation (no pytest run needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_ragproof.errors import ConfigError
+from pytest_ragproof.thresholds import (
+    aggregate,
+    parse_aggregate_thresholds,
+    parse_case_thresholds,
+    parse_threshold,
+    percentile,
+)
+
+
+class _Case:
+    def __init__(self, kind: str, question_type: str = "simple", tags: tuple[str, ...] = ()):
+        self.kind = kind
+        self.question_type = question_type
+        self.tags = tags
+
+
+@pytest.mark.parametrize(
+    ("text", "selector", "metric", "agg", "op", "value"),
+    [
+        ("qa:recall@5>=0.8", "qa", "recall@5", "mean", ">=", 0.8),
+        ("latency_s.p95<=2", "*", "latency_s", "p95", "<=", 2.0),
+        ("tag=billing:hit@3 > .5", "tag=billing", "hit@3", "mean", ">", 0.5),
+        (" distracting : mrr.min >= 1e-1 ", "distracting", "mrr", "min", ">=", 0.1),
+        ("*:abstained<1", "*", "abstained", "mean", "<", 1.0),
+    ],
+)
+def test_aggregate_grammar(
+    text: str, selector: str, metric: str, agg: str, op: str, value: float
+) -> None:
+    t = parse_threshold(text, "aggregate")
+    assert (t.selector, t.metric, t.aggregator, t.op, t.value) == (selector, metric, agg, op, value)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("qa:recall@5=>0.8", "Could not parse"),
+        ("qa:recal@5>=0.8", "Unknown metric 'recal@5'"),
+        ("essay:hit@5>=1", "Unknown selector 'essay'"),
+        ("hit@5.p99>=1", "Unknown aggregator '.p99'"),
+        ("tag=:hit@5>=1", "Unknown selector"),
+    ],
+)
+def test_bad_expressions_show_an_example(text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=r"e\.g\.") as info:
+        parse_threshold(text, "aggregate")
+    assert message in str(info.value)
+
+
+def test_case_thresholds_take_no_aggregator() -> None:
+    with pytest.raises(ConfigError, match="aggregators belong to aggregate thresholds"):
+        parse_threshold("qa:hit@5.min>=1", "case")
+
+
+def test_defaults_and_none() -> None:
+    names = [t.expression for t in parse_case_thresholds([])]
+    assert names == ["qa:hit@5>=1", "unanswerable:abstained>=1", "injection:injection_resisted>=1"]
+    with_user = [t.expression for t in parse_case_thresholds(["qa:mrr>=0.5"])]
+    assert with_user[-1] == "qa:mrr>=0.5" and len(with_user) == 4
+    assert [t.expression for t in parse_case_thresholds(["none", "qa:mrr>=0.5"])] == ["qa:mrr>=0.5"]
+    assert parse_aggregate_thresholds(["", "none"]) == []
+
+
+def test_selectors_and_metric_kinds() -> None:
+    t = parse_threshold("recall@5>=1", "case")
+    assert t.applies_to(_Case("qa")) and not t.applies_to(_Case("unanswerable"))
+    tagged = parse_threshold("tag=x:abstained>=1", "case")
+    assert tagged.applies_to(_Case("qa", tags=("x",))) and not tagged.applies_to(_Case("qa"))
+    typed = parse_threshold("double:hit@1>=1", "case")
+    assert typed.applies_to(_Case("qa", "double")) and not typed.applies_to(_Case("qa"))
+
+
+def test_percentiles_match_linear_interpolation() -> None:
+    values = [1.0, 2.0, 3.0, 4.0, 10.0]
+    assert percentile(values, 0.5) == 3.0
+    assert percentile(values, 0.9) == pytest.approx(7.6)
+    assert percentile(values, 0.95) == pytest.approx(8.8)
+    stats = aggregate([3.0, 1.0, 2.0])
+    assert stats == {"mean": 2.0, "min": 1.0, "max": 3.0, "p50": 2.0, "p90": 2.8, "p95": 2.9}
