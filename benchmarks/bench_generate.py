@@ -1,0 +1,124 @@
+"""Benchmark of ``generate`` against the stub server answering in 200 ms.
+
+    python benchmarks/bench_generate.py
+
+One run needs 64 model calls (32 generation requests of one item each, 32
+verifications). It is timed at ``--concurrency 1`` and ``--concurrency 8``, from
+the first request the stub receives to its last response; the limit is
+0.25x. Calls, HTTP requests and tokens per written case are reported, and a
+fully cached re-run is timed too. The fake model of the tests answers by request
+content, so every call does real work: the chains, verification, dedup and
+assembly all run. litellm is imported and one call made before timing starts.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:  # run as a script from anywhere
+    sys.path.insert(0, str(REPO))
+
+from benchmarks._common import Comparison, report  # noqa: E402
+from pytest_ragproof.generation import (  # noqa: E402
+    GenerationResult,
+    GenerationSettings,
+    estimate,
+    generate,
+)
+from pytest_ragproof.llm import LLMClient, LLMConfig, ResponseCache  # noqa: E402
+from tests.generation.fake_model import FakeModel  # noqa: E402
+from tests.llm_stub import StubServer  # noqa: E402
+
+LATENCY_S = 0.2
+MODEL = "openai/bench-gen"
+SETTINGS = GenerationSettings(qa=24, unanswerable=4, injection=4, seed=0, items_per_request=1)
+TOPICS = ("refunds", "shipping", "routers", "modems", "invoices", "warranty", "accounts", "gifts")
+
+
+def _corpus(root: Path) -> Path:
+    for i, topic in enumerate(TOPICS):
+        body = (
+            f"# {topic.title()}\n\n"
+            + " ".join(f"The {topic} rule number {n} applies to case {i}{n}." for n in range(40))
+            + "\n\n## Exceptions\n\n"
+            + " ".join(f"Exception {n} of {topic} needs approval {i}{n}." for n in range(30))
+        )
+        (root / f"{topic}.md").write_text(body, encoding="utf-8")
+    return root
+
+
+def _run(corpus: Path, concurrency: int, cache: ResponseCache) -> tuple[float, GenerationResult]:
+    """Seconds from the stub's first request to its last response, and the result."""
+    stub = StubServer().start()
+    stub.set_handler(FakeModel(latency_s=LATENCY_S))
+    try:
+        config = LLMConfig(model=MODEL, api_base=stub.url, concurrency=concurrency, timeout_s=30)
+        result = generate(corpus, SETTINGS, client=LLMClient(config, cache))
+        if result.shortfall:
+            raise SystemExit(f"unexpected shortfall: {result.summary['discarded']}")
+        if stub.first_request_at is None or stub.last_response_at is None:
+            raise SystemExit("no request reached the stub")
+        if concurrency > 1 and stub.max_in_flight > concurrency:
+            raise SystemExit(f"{stub.max_in_flight} requests in flight > {concurrency}")
+        return stub.last_response_at - stub.first_request_at, result
+    finally:
+        stub.stop()
+
+
+def _warm_up(corpus: Path) -> None:
+    stub = StubServer().start()
+    stub.set_handler(FakeModel())
+    try:
+        config = LLMConfig(model=MODEL, api_base=stub.url, timeout_s=30)
+        settings = GenerationSettings(qa=1, types=("simple",), items_per_request=1)
+        generate(corpus, settings, client=LLMClient(config, ResponseCache(enabled=False)))
+    finally:
+        stub.stop()
+
+
+def main() -> None:
+    # The openai client refuses to start without a key; the stub ignores it.
+    os.environ.setdefault("OPENAI_API_KEY", "sk-bench-dummy")
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = _corpus(Path(tmp))
+        _warm_up(corpus)
+        serial_s, serial = _run(corpus, 1, ResponseCache(enabled=False))
+        cache = ResponseCache(Path(tmp) / "cache")
+        parallel_s, parallel = _run(corpus, 8, cache)
+        start = time.perf_counter()
+        stub = StubServer().start()  # answers nothing: a cached re-run must not call
+        try:
+            config = LLMConfig(model=MODEL, api_base=stub.url, concurrency=8)
+            cached = generate(corpus, SETTINGS, client=LLMClient(config, cache))
+        finally:
+            stub.stop()
+        cached_s = time.perf_counter() - start
+        if stub.request_count or [c.id for c in cached.cases] != [c.id for c in parallel.cases]:
+            raise SystemExit("the cached re-run made a request or differs")
+
+    llm = serial.summary["llm"]
+    written = serial.summary["written"]
+    print(f"stub latency {LATENCY_S * 1000:.0f} ms; {llm['calls']} calls per run; {written} cases")
+    print(report("concurrency 8 vs 1", Comparison(serial_s, parallel_s), 0.25))
+    per_case = serial.summary["per_written_case"]
+    tokens = llm["prompt_tokens"] + llm["completion_tokens"]
+    print(
+        f"per written case: {per_case['calls']} calls, {per_case['requests']} HTTP requests, "
+        f"{per_case['tokens']} tokens ({tokens} tokens in all; the stub reports 11 prompt + "
+        "7 completion tokens per reply)"
+    )
+    est = estimate(serial.plan)
+    print(
+        "estimated tokens per case with real prompts (characters / 4): "
+        f"{(est.prompt_tokens + est.completion_tokens) / written:.0f}"
+    )
+    print(f"fully cached re-run: {cached_s * 1000:.0f} ms, 0 requests")
+
+
+if __name__ == "__main__":
+    main()
