@@ -220,7 +220,16 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         progress = ProgressPrinter(sys.stderr, len(the_plan.requests), client.stats)
-    result = run_plan(the_plan, client, on_outcome=progress)
+    try:
+        result = run_plan(the_plan, client, on_outcome=progress)
+    except KeyboardInterrupt:
+        if client.cache.enabled:
+            print(
+                "ragproof generate: interrupted; finished responses are cached, "
+                "run the same command again to resume",
+                file=sys.stderr,
+            )
+        raise
     result.write(args.out)
     summary = result.summary
     if not args.quiet:

@@ -23,7 +23,7 @@ from pytest_ragproof.generation.injection import LIBRARY_VERSION, canary_for, st
 from pytest_ragproof.generation.plan import GenerationPlan
 from pytest_ragproof.generation.runner import ItemOutcome, RequestOutcome
 from pytest_ragproof.generation.sampling import CaseKind, PlannedRequest
-from pytest_ragproof.generation.types import DiscardReason
+from pytest_ragproof.generation.types import INJECTION_BASE_TYPE, DiscardReason
 from pytest_ragproof.textnorm import find_disallowed_control
 
 #: Version of this orchestration (sampling, verification, assembly), in provenance.
@@ -73,7 +73,9 @@ def assemble(plan: GenerationPlan, outcomes: Sequence[RequestOutcome], model: st
             for index, item_outcome in enumerate(outcome.items):
                 if request.kind_of_item(index) != kind:
                     continue
-                question_type = "simple" if kind == "injection" else request.question_type
+                question_type = (
+                    INJECTION_BASE_TYPE if kind == "injection" else request.question_type
+                )
                 entry = tally.setdefault((kind, question_type), KindTally())
                 reason: DiscardReason | None = item_outcome.discard
                 case: Case | None = None
@@ -123,7 +125,7 @@ def _case(
         "id": f"gen-{seed}-{kind}-{n}",
         "kind": kind,
         "question": item.question,
-        "question_type": "simple" if kind == "injection" else request.question_type,
+        "question_type": INJECTION_BASE_TYPE if kind == "injection" else request.question_type,
         "conversation_history": [
             {"role": role, "content": content} for role, content in item.conversation_history
         ],

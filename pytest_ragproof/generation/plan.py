@@ -22,6 +22,7 @@ from pytest_ragproof.generation.language import detect_language, language_name
 from pytest_ragproof.generation.prompts import builtin_generators
 from pytest_ragproof.generation.sampling import Need, PlannedRequest, plan_requests, split_evenly
 from pytest_ragproof.generation.types import (
+    INJECTION_BASE_TYPE,
     QA_TYPES,
     UNANSWERABLE_TYPES,
     GeneratedItem,
@@ -144,7 +145,7 @@ def split_needs(settings: GenerationSettings) -> tuple[Need, ...]:
         for t, n in split_evenly(settings.unanswerable, settings.unanswerable_types).items()
     ]
     if settings.injection:
-        needs.append(Need("injection", "simple", settings.injection))
+        needs.append(Need("injection", INJECTION_BASE_TYPE, settings.injection))
     return tuple(needs)
 
 

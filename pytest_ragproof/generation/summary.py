@@ -12,7 +12,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from pytest_ragproof.generation.assemble import GENERATOR_VERSION, Assembly
 from pytest_ragproof.generation.injection import LIBRARY_VERSION
-from pytest_ragproof.generation.types import DISCARD_REASONS
+from pytest_ragproof.generation.types import DISCARD_REASONS, INJECTION_BASE_TYPE
 
 if TYPE_CHECKING:
     from pytest_ragproof.generation.plan import Estimate, GenerationPlan
@@ -180,7 +180,7 @@ def render_plan(plan: GenerationPlan, est: Estimate, model: str | None) -> str:
     requests: Counter[tuple[str, str]] = Counter()
     for request in plan.requests:
         for kind, _ in request.allocation:
-            question_type = "simple" if kind == "injection" else request.question_type
+            question_type = INJECTION_BASE_TYPE if kind == "injection" else request.question_type
             requests[(kind, question_type)] += 1
     rows = [
         [need.kind, need.question_type, need.n, requests[(need.kind, need.question_type)]]
