@@ -9,10 +9,6 @@ usage errors (bad options, no model configured, unusable corpus path).
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from collections.abc import Callable
 
 # Mirrors of library defaults, so that building the parser imports nothing else.
 DEFAULT_MAX_FILE_BYTES = 5_000_000
@@ -22,18 +18,21 @@ DEFAULT_ITEMS_PER_REQUEST = 2
 QA_TYPES = ("simple", "complex", "distracting", "situational", "double", "conversational")
 
 
-def _int_at_least(minimum: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
+class _IntAtLeast:
+    """An argparse ``type``: an integer no smaller than ``minimum``."""
+
+    def __init__(self, minimum: int) -> None:
+        self.minimum = minimum
+        self.__name__ = "integer"
+
+    def __call__(self, text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        if value < self.minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {self.minimum}, got {value}")
         return value
-
-    parse.__name__ = "integer"
-    return parse
 
 
 def _name_list(text: str) -> list[str]:
@@ -44,8 +43,8 @@ def _name_list(text: str) -> list[str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    count = _int_at_least(0)
-    positive = _int_at_least(1)
+    count = _IntAtLeast(0)
+    positive = _IntAtLeast(1)
     add = parser.add_argument
     add("--corpus", required=True, metavar="PATH", help="a folder, a file, or a .csv/.jsonl KB")
     add("--out", metavar="FILE", help="the JSONL review file to write (required unless --dry-run)")

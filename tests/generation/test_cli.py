@@ -114,3 +114,18 @@ def test_a_csv_knowledge_base_with_columns_and_id_column(
     assert all("30" not in c for c in contexts)  # price was not a chosen column
     generation = [b for b in llm_stub.requests if "You write test questions" in json.dumps(b)]
     assert all("A helpdesk bot for ACME routers" in json.dumps(b) for b in generation)
+
+
+def test_the_parser_defaults_mirror_the_library() -> None:
+    from pytest_ragproof.chunking import DEFAULT_CHUNK_SIZE
+    from pytest_ragproof.commands import generate as command
+    from pytest_ragproof.generation import QA_TYPES, GenerationSettings
+    from pytest_ragproof.ingest import DEFAULT_MAX_FILE_BYTES
+    from pytest_ragproof.llm import LLMConfig
+
+    defaults = GenerationSettings(qa=1)
+    assert command.QA_TYPES == QA_TYPES == defaults.types
+    assert defaults.items_per_request == command.DEFAULT_ITEMS_PER_REQUEST
+    assert command.DEFAULT_CHUNK_SIZE == DEFAULT_CHUNK_SIZE == defaults.chunk_size
+    assert command.DEFAULT_MAX_FILE_BYTES == DEFAULT_MAX_FILE_BYTES
+    assert LLMConfig(model="x/y").concurrency == command.DEFAULT_CONCURRENCY
