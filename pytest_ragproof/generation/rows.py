@@ -82,7 +82,8 @@ def documents_from_rows(
     for number, row in enumerate(records, start=1):
         if not isinstance(row, Mapping):
             raise ConfigError(f"row {number} is a {type(row).__name__}, not a mapping")
-        keys = {str(k): k for k in row}
+        # csv.DictReader files surplus cells under the key None: not a column.
+        keys = {str(k): k for k in row if k is not None}
         doc_id = _row_id(row, keys, id_column, number)
         if doc_id in seen:
             raise ConfigError(f"row {number}: document id {doc_id!r} is used by an earlier row")
@@ -140,13 +141,17 @@ def _row_id(row: Mapping[Any, Any], keys: dict[str, Any], id_column: str | None,
 def _cell_text(value: Any) -> str:
     if value is None:
         return ""
-    if isinstance(value, float) and value != value:
-        return ""  # pandas writes missing cells as NaN
     if isinstance(value, str):
         return value.strip()
-    if isinstance(value, bool | int | float):
-        return str(value)
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    if isinstance(value, Mapping | list | tuple):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    try:
+        if value != value:
+            return ""  # NaN: how pandas writes a missing number
+    except (TypeError, ValueError):
+        return ""  # pandas.NA refuses to be compared: a missing value too
+    # Numbers, booleans and other scalars (numpy types included) as they print.
+    return str(value).strip()
 
 
 def _csv_rows(text: str) -> Iterator[dict[str, str]]:

@@ -213,6 +213,13 @@ def test_the_injection_library_is_inert_and_canaries_are_unique() -> None:
     assert {style_for(n, 4).name for n in range(1, len(STYLES) + 1)} == set(names)
 
 
+class Scalar:
+    """Prints like a number without being one (as numpy.int64 is not an int)."""
+
+    def __str__(self) -> str:
+        return "42"
+
+
 class FakeFrame:
     """Duck-typed like a pandas DataFrame: only ``to_dict("records")`` is used."""
 
@@ -238,6 +245,12 @@ def test_rows_become_documents_joined_from_the_chosen_columns(tmp_path: Path) ->
     # Without an id column the id is the 1-based row number; all columns are used.
     plain = documents_from_rows([{"q": "one"}, {"q": "two", "extra": 3}])
     assert [(d.id, d.text) for d in plain.documents] == [("1", "one"), ("2", "two\n\n3")]
+    # Scalars print as themselves (a numpy number would), NaN cells are empty,
+    # nested values become JSON.
+    odd = documents_from_rows(
+        [{"a": Scalar(), "b": float("nan"), "c": ["x", 1], "d": True}], columns=["a", "b", "c", "d"]
+    )
+    assert odd.documents[0].text == '42\n\n["x", 1]\n\nTrue'
 
     with pytest.raises(ConfigError, match="no column 'body'"):
         documents_from_rows([{"title": "x"}], columns=["title", "body"])
