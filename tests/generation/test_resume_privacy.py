@@ -7,7 +7,10 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,7 +18,7 @@ from pytest_ragproof.cli import main
 from pytest_ragproof.generation import GenerationSettings, RequestOutcome, generate
 from tests.generation.conftest import MODEL, MakeClient, write_text_corpus
 from tests.generation.fake_model import SECRET, FakeModel
-from tests.llm_stub import StubServer
+from tests.llm_stub import Action, StubServer, hang
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -109,6 +112,61 @@ def test_the_api_key_and_provider_messages_appear_in_no_output_or_file(
     assert any(SECRET in h.get("authorization", "") for h in llm_stub.request_headers)
 
 
+class AnswerThenHang:
+    """Answers the first ``allowed`` requests with the fake model, then hangs."""
+
+    def __init__(self, model: FakeModel, allowed: int) -> None:
+        self.model = model
+        self.allowed = allowed
+        self.seen = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, body: dict[str, Any]) -> Action:
+        with self._lock:
+            self.seen += 1
+            answer = self.seen <= self.allowed
+        return self.model(body) if answer else hang(60)
+
+
+def test_a_killed_process_resumes_from_the_cache(
+    text_corpus: Path,
+    tmp_path: Path,
+    llm_stub: StubServer,
+    fake: FakeModel,
+    make_client: MakeClient,
+) -> None:
+    settings = GenerationSettings(qa=6, unanswerable=2, seed=4, items_per_request=1)
+    reference = generate(text_corpus, settings, client=make_client(cache=tmp_path / "ref"))
+    reference.write(tmp_path / "reference.jsonl")
+    total = llm_stub.request_count
+
+    answered = 5
+    llm_stub.set_handler(AnswerThenHang(fake, answered))
+    cache = tmp_path / "killed"
+    args = ["generate", "--corpus", str(text_corpus), "--out", str(tmp_path / "never.jsonl")]
+    args += ["--qa", "6", "--unanswerable", "2", "--seed", "4", "--items-per-request", "1"]
+    args += ["--model", MODEL, "--api-base", llm_stub.url, "--cache-dir", str(cache)]
+    proc = _spawn(*args, "--concurrency", "1", "-q")
+    try:
+        deadline = time.monotonic() + 120
+        while _cache_entries(cache) < answered or llm_stub.request_count <= total + answered:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the child never got that far"
+            time.sleep(0.05)
+    finally:
+        proc.kill()  # SIGKILL: no cleanup, no chance to write anything more
+        proc.communicate()
+    assert not (tmp_path / "never.jsonl").exists()
+    assert _cache_entries(cache) == answered
+
+    llm_stub.set_handler(fake)
+    before = llm_stub.request_count
+    resumed = generate(text_corpus, settings, client=make_client(cache=cache))
+    assert llm_stub.request_count - before == total - answered
+    resumed.write(tmp_path / "resumed.jsonl")
+    assert (tmp_path / "resumed.jsonl").read_bytes() == (tmp_path / "reference.jsonl").read_bytes()
+
+
 _CHILD = r"""
 import json, sys
 from pytest_ragproof.cli import main
@@ -117,14 +175,29 @@ print(json.dumps({"rc": rc, "litellm": any(m.split(".")[0] == "litellm" for m in
 """
 
 
-def _child(*args: str) -> dict[str, object]:
+def _child_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PYTHONPATH"] = str(REPO)
+    return env
+
+
+def _spawn(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", _CHILD, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_child_env(),
+        cwd=REPO,
+    )
+
+
+def _child(*args: str) -> dict[str, object]:
     proc = subprocess.run(
         [sys.executable, "-c", _CHILD, *args],
         capture_output=True,
         text=True,
-        env=env,
+        env=_child_env(),
         cwd=REPO,
         check=False,
         timeout=120,
