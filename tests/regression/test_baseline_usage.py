@@ -41,6 +41,7 @@ def test_a_file_that_is_not_a_results_file_is_refused(project: pytest.Pytester) 
 
 
 def test_bad_tolerance_and_alpha_give_an_example(project: pytest.Pytester) -> None:
+    # Bad regression options are usage errors before any case runs.
     update(project, SERIAL)
     result = run(
         project,
@@ -48,17 +49,17 @@ def test_bad_tolerance_and_alpha_give_an_example(project: pytest.Pytester) -> No
         "--ragproof-baseline=base.json",
         "--ragproof-regression-tolerance=qa:recall@5>0.1",
     )
-    assert result.ret == 1
-    result.stdout.fnmatch_lines(
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
         [
-            "*gate FAILED: baseline comparison not run: Could not parse regression tolerance "
+            "*ragproof: Could not parse regression tolerance "
             "'qa:recall@5>0.1'; expected [[]SELECTOR:[]]METRIC=DELTA, "
             "e.g. --ragproof-regression-tolerance 'qa:recall@5=0.02'*"
         ]
     )
     result = run(project, SERIAL, "--ragproof-baseline=base.json", "--ragproof-regression-alpha=2")
-    assert result.ret == 1
-    result.stdout.fnmatch_lines(["*alpha must be a number strictly between 0 and 1, got 2.0*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*regression-alpha must be between 0 and 1, got 2*"])
 
 
 def test_dataset_change_is_refused_unless_allowed(project: pytest.Pytester) -> None:
