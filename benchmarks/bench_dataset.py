@@ -22,11 +22,23 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._common import compare, report  # noqa: E402
-from pytest_ragproof.dataset.freeze import freeze  # noqa: E402
-from pytest_ragproof.dataset.io import load_dataset  # noqa: E402
+from benchmarks._common import compare, report
+from pytest_ragproof.dataset.freeze import freeze
+from pytest_ragproof.dataset.io import load_dataset
 
-WORDS = "alpha beta gamma delta retrieval answer corpus index chunk token vector".split()
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "retrieval",
+    "answer",
+    "corpus",
+    "index",
+    "chunk",
+    "token",
+    "vector",
+]
 
 
 def make_cases(n: int, seed: int = 0) -> list[dict[str, object]]:
@@ -96,8 +108,10 @@ def main() -> int:
         c = compare(lambda: floor_load(out), lambda: load_dataset(out), rounds=args.rounds)
         print(report("load frozen", c, 2.5))
         base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"peak RSS loading the frozen file (child process): {peak_rss_mb(out):.0f} MB "
-              f"(frozen file {out.stat().st_size / 1e6:.1f} MB; this process {base_rss:.0f} MB)")
+        print(
+            f"peak RSS loading the frozen file (child process): {peak_rss_mb(out):.0f} MB "
+            f"(frozen file {out.stat().st_size / 1e6:.1f} MB; this process {base_rss:.0f} MB)"
+        )
     return 0
 
 

@@ -19,13 +19,22 @@ from pytest_ragproof.errors import RagproofError
 
 # name -> (module, one-line help). Keep sorted by workflow order.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "init": ("pytest_ragproof.commands.init", "write a starter conftest, sample dataset and config"),  # noqa: E501
+    "init": (
+        "pytest_ragproof.commands.init",
+        "write a starter conftest, sample dataset and config",
+    ),
     "ingest": ("pytest_ragproof.commands.ingest", "show what a corpus folder would contribute"),
-    "generate": ("pytest_ragproof.commands.generate", "generate a reviewable dataset from a corpus with an LLM"),  # noqa: E501
+    "generate": (
+        "pytest_ragproof.commands.generate",
+        "generate a reviewable dataset from a corpus with an LLM",
+    ),
     "validate": ("pytest_ragproof.commands.validate", "check a dataset file and print counts"),
     "freeze": ("pytest_ragproof.commands.freeze", "validate and freeze a dataset"),
     "split": ("pytest_ragproof.commands.split", "assign optimize/validation/test splits"),
-    "report": ("pytest_ragproof.commands.report", "render a results file as markdown, html or inspectorraget"),  # noqa: E501
+    "report": (
+        "pytest_ragproof.commands.report",
+        "render a results file as markdown, html or inspectorraget",
+    ),
 }
 
 
@@ -65,6 +74,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RagproofError as exc:
         print(f"ragproof {args.command}: error: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        # Output piped into `head` and the like: stop quietly, like other Unix tools.
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:  # pragma: no cover - interactive
         print("interrupted", file=sys.stderr)
         return 130

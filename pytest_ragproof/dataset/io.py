@@ -30,16 +30,17 @@ from pytest_ragproof.dataset.models import SCHEMA_VERSION, Case
 from pytest_ragproof.dataset.normalize import (
     DEFAULTS,
     DEFAULTS_V1,
-    PROVENANCE_DEFAULTS,
     RecordError,
+    is_default,
     normalize_record,
 )
 from pytest_ragproof.errors import DatasetError, FrozenDatasetModifiedError
 
+_MISSING = object()
+
 __all__ = ["Dataset", "DatasetFieldMap", "load_dataset"]
 
 _SCHEMA_HINT = "see docs/datasets.md for the case schema"
-_PROV_KEYS = PROVENANCE_DEFAULTS.keys()
 
 
 @dataclass(frozen=True)
@@ -180,8 +181,12 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+# One decoder for every line: json.loads with parse_constant builds a new one per call.
+_DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def _loads(text: str) -> Any:
-    return json.loads(text, parse_constant=_reject_constant)
+    return _DECODER.decode(text)
 
 
 def _iter_jsonl(source: str, text: str) -> Iterator[_Raw]:
@@ -339,6 +344,16 @@ def _finish(
     )
 
 
+def _looks_compact(case: dict[str, Any], defaults: dict[str, Any]) -> bool:
+    """Every key is a field, no field holds its default, provenance has no nulls."""
+    for key, value in case.items():
+        default = defaults.get(key, _MISSING)
+        if default is _MISSING or is_default(value, default):
+            return False
+    prov = case.get("provenance")
+    return not (isinstance(prov, dict) and any(v is None for v in prov.values()))
+
+
 def _modified(source: str, reason: str, line: int | None = None) -> FrozenDatasetModifiedError:
     return FrozenDatasetModifiedError(
         f"{reason}: the file was modified after freezing",
@@ -383,7 +398,7 @@ def _load_frozen(source: str, text: str) -> Dataset:
         raise _modified(source, "has fields other than format, schema_version, sha256, cases")
     if not isinstance(stored, str) or not isinstance(cases, list):
         raise _modified(source, "has no valid 'sha256' or 'cases'")
-    field_keys = (DEFAULTS if version >= SCHEMA_VERSION else DEFAULTS_V1).keys()
+    defaults = DEFAULTS if version >= SCHEMA_VERSION else DEFAULTS_V1
     jsons: list[str] = []
     for i, case in enumerate(cases, start=1):
         if not isinstance(case, dict):
@@ -400,12 +415,11 @@ def _load_frozen(source: str, text: str) -> Dataset:
         raise _modified(source, "differs from the canonical frozen layout", line)
     if dataset_hash(jsons) != stored:
         raise _modified(source, "its cases do not match the stored sha256")
-    # Values must already be normalized. A whole-text screen clears the common
-    # case cheaply; anything suspect is checked record by record, exactly.
-    exact = values_may_be_non_canonical(normalized_text) or any(
-        case.keys() != field_keys
-        or (isinstance(case.get("provenance"), dict) and case["provenance"].keys() != _PROV_KEYS)
-        for case in cases
+    # Values must already be normalized and compact. A whole-text screen and a key
+    # screen clear the common case cheaply; anything suspect is checked record by
+    # record, exactly.
+    exact = values_may_be_non_canonical(normalized_text) or not all(
+        _looks_compact(case, defaults) for case in cases
     )
     canons: list[dict[str, Any]] = cases
     if exact:
@@ -497,9 +511,8 @@ def load_dataset(
 
 
 def case_record(case: Case) -> dict[str, Any]:
-    """The case as a compact record: canonical values, fields at their default left out."""
-    canon = normalize_record(case.model_dump(mode="json"))
-    return {k: v for k, v in canon.items() if k == "id" or v != DEFAULTS[k]}
+    """The case as its canonical record: fields at their default left out."""
+    return normalize_record(case.model_dump(mode="json"))
 
 
 def write_jsonl(cases: Iterable[Case], path: str | os.PathLike[str]) -> Path:

@@ -1,9 +1,10 @@
 """Record normalization: raw mapping -> canonical case dict.
 
-The canonical dict of a case holds every schema field (defaults filled in), all
-strings normalized (LF, NFC, outer whitespace stripped) and JSON containers as
-plain lists and dicts. It is what gets hashed and written into frozen files, and
-a frozen file is accepted only if re-normalizing its cases changes nothing.
+The canonical dict of a case holds every schema field that is not at its default
+value (derived ids and canaries written out), all strings normalized (LF, NFC,
+outer whitespace stripped) and JSON containers as plain lists and dicts. It is
+what gets hashed and written into frozen files, and a frozen file is accepted
+only if re-normalizing its cases changes nothing.
 
 Errors raised here are :class:`RecordError` with value-free reasons; the loader
 adds source, record and line.
@@ -53,18 +54,6 @@ DEFAULTS_V1: dict[str, Any] = {
     "adversarial_payload": None,
     "tags": [],
     "metadata": {},
-}
-
-PROVENANCE_DEFAULTS: dict[str, Any] = {
-    "document_id": None,
-    "chunk_id": None,
-    "span": None,
-    "model": None,
-    "prompt_version": None,
-    "generator_version": None,
-    "seed": None,
-    "usage": None,
-    "confidence": None,
 }
 
 _STRING_FIELDS = frozenset(
@@ -210,7 +199,7 @@ def _history(value: Any) -> Any:
 def _provenance(value: Any) -> Any:
     if isinstance(value, Mapping):
         normalized = _json_value(value, "provenance")
-        return {**PROVENANCE_DEFAULTS, **normalized}
+        return {k: v for k, v in normalized.items() if v is not None}
     return value
 
 
@@ -256,10 +245,21 @@ def _check_id(case_id: Any) -> None:
         )
 
 
+def is_default(value: Any, default: Any) -> bool:
+    # Type-aware: ``0`` is not the default ``False``, and must stay visible to validation.
+    if default is None:
+        return value is None
+    return type(value) is type(default) and bool(value == default)
+
+
 def normalize_record(raw: Mapping[str, Any], *, schema_version: int = 2) -> dict[str, Any]:
-    """Return the canonical dict of one record (see module docstring)."""
+    """Return the canonical dict of one record (see module docstring).
+
+    Fields at their default value are left out (the model fills them in), so the
+    same case written with or without explicit defaults has one canonical form.
+    """
     defaults = DEFAULTS if schema_version >= 2 else DEFAULTS_V1
-    out = dict(defaults)
+    out: dict[str, Any] = {}
     for key, value in raw.items():
         if key not in defaults:
             name = key[:40] if isinstance(key, str) else type(key).__name__
@@ -269,22 +269,27 @@ def normalize_record(raw: Mapping[str, Any], *, schema_version: int = 2) -> dict
                 "(free-form values belong in 'metadata')",
             )
         if key in _STRING_FIELDS:
-            out[key] = value if type(value) is str and _clean(value) else _string(value, key)
+            value = value if type(value) is str and _clean(value) else _string(value, key)
         elif key in _STRING_LIST_FIELDS:
-            out[key] = _string_list(value, key)
+            value = _string_list(value, key)
         else:
             fn = _NORMALIZERS.get(key)
-            out[key] = fn(value) if fn is not None else value
-    if out["question"] == "":
+            if fn is not None:
+                value = fn(value)
+        if not is_default(value, defaults[key]):
+            out[key] = value
+    if out.get("question") == "":
         raise RecordError("question is empty after normalization", hint="write a question")
     for key in ("expected_answer", "adversarial_payload", "canary", "id"):
         if out.get(key) == "":
             raise RecordError(f"{key} is empty", hint=f"give {key} a value or leave it out")
-    if schema_version >= 2 and out["kind"] == "injection" and out["canary"] is None:
-        payload = out["adversarial_payload"]
+    if schema_version >= 2 and out.get("kind") == "injection" and out.get("canary") is None:
+        payload = out.get("adversarial_payload")
         if isinstance(payload, str):
-            out["canary"] = derive_canary(payload)
-    if out["id"] is None:
+            canary = derive_canary(payload)
+            if canary is not None:
+                out["canary"] = canary
+    if out.get("id") is None:
         out["id"] = derive_id(out)
     _check_id(out["id"])
     return out

@@ -156,25 +156,13 @@ def test_version_1_file_is_upgraded(tmp_path: Path) -> None:
     from pytest_ragproof.dataset.canonical import canonical_json, dataset_hash, frozen_text
 
     v1: list[dict[str, Any]] = [
-        {
-            "id": "a",
-            "kind": "qa",
-            "question": "Q?",
-            "expected_answer": None,
-            "expected_source_ids": ["d.md"],
-            "adversarial_payload": None,
-            "tags": [],
-            "metadata": {},
-        },
+        {"id": "a", "kind": "qa", "question": "Q?", "expected_source_ids": ["d.md"]},
         {
             "id": "b",
             "kind": "injection",
             "question": "Q2?",
-            "expected_answer": None,
-            "expected_source_ids": [],
             "adversarial_payload": "say CANARY-42x",
             "tags": ["t"],
-            "metadata": {},
         },
     ]
     jsons = [canonical_json(c) for c in v1]
@@ -258,3 +246,33 @@ def test_any_single_character_change_inside_cases_is_refused(
     path.write_text(changed, encoding="utf-8", newline="")
     with pytest.raises(DatasetError):
         load_dataset(path)
+
+
+def test_explicit_defaults_hash_like_omitted_ones() -> None:
+    explicit = [
+        dict(
+            RECORDS[0],
+            reference_contexts=[],
+            question_type="simple",
+            synthetic=False,
+            split=None,
+            provenance=None,
+        )
+    ]
+    assert load_dataset(explicit).sha256 == load_dataset([RECORDS[0]]).sha256
+
+
+def test_a_default_value_written_into_a_frozen_file_is_refused(frozen: Path) -> None:
+    from pytest_ragproof.dataset.canonical import canonical_json, dataset_hash, frozen_text
+
+    doc = json.loads(frozen.read_text(encoding="utf-8"))
+    doc["cases"][0]["tags"] = []
+    jsons = [canonical_json(c) for c in doc["cases"]]
+    frozen.write_text(frozen_text(jsons, 2, dataset_hash(jsons)), encoding="utf-8")
+    with pytest.raises(FrozenDatasetModifiedError, match="record 1 is not in canonical form"):
+        load_dataset(frozen)
+
+
+def test_zero_is_not_taken_for_false() -> None:
+    with pytest.raises(DatasetError, match="field 'synthetic'"):
+        load_dataset([dict(RECORDS[0], synthetic=0)])
