@@ -56,7 +56,7 @@ def frozen_text(case_jsons: Sequence[str], schema_version: int, sha256: str) -> 
 # Unicode whitespace that str.strip() removes, beyond ASCII space (raw tabs and
 # newlines cannot occur inside JSON strings, they are escaped).
 _UNICODE_SPACES = tuple(chr(c) for c in range(0x80, 0x3001) if chr(c).isspace())
-_SUSPECT_ALWAYS = (' "', "\\r", "\\b", "\\f", "\\u00", '"\\n', '"\\t', '\\n"', '\\t"')
+_SUSPECT_ESCAPES = ("\\r", "\\b", "\\f", "\\u00", '"\\n', '"\\t', '\\n"', '\\t"')
 _NON_ASCII_CONTROLS = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ufeff]")
 
 
@@ -76,7 +76,10 @@ def values_may_be_non_canonical(text: str) -> bool:
     "check each record exactly" (false alarms only cost time). This relies on the
     text already matching the canonical layout: compact JSON, ``ensure_ascii=False``.
     """
-    if any(s in text for s in _SUSPECT_ALWAYS):
+    if ' "' in text:
+        return True
+    # Every other suspect pattern holds a backslash: one scan usually rules them out.
+    if "\\" in text and any(s in text for s in _SUSPECT_ESCAPES):
         return True
     # '" ' is an opening quote followed by a space unless the quote is escaped.
     start = text.find('" ')

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from pytest_ragproof.dataset.canonical import (
     FORMAT,
@@ -31,12 +31,9 @@ from pytest_ragproof.dataset.normalize import (
     DEFAULTS,
     DEFAULTS_V1,
     RecordError,
-    is_default,
     normalize_record,
 )
 from pytest_ragproof.errors import DatasetError, FrozenDatasetModifiedError
-
-_MISSING = object()
 
 __all__ = ["Dataset", "DatasetFieldMap", "load_dataset"]
 
@@ -95,49 +92,85 @@ def _fail(
     )
 
 
-def _validation_message(exc: ValidationError) -> tuple[str, str]:
-    """A value-free reason from pydantic's first error (pydantic keeps inputs separately)."""
-    err = exc.errors(include_url=False, include_input=False, include_context=False)[0]
-    loc = ".".join(str(p) for p in err["loc"])
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    reason = f"field '{loc}': {msg}" if loc else msg
-    return reason, f"ValidationError:{err['type']}"
+_CASES = TypeAdapter(list[Case])
 
 
 class _Builder:
-    """Validates records one by one and collects canonical texts and duplicates."""
+    """Collects canonical records, then validates them in one batch.
+
+    One pydantic call for the whole list is cheaper than one per record; errors
+    are mapped back to their record, and the earliest problem (invalid record or
+    duplicate id) is the one reported.
+    """
 
     def __init__(self, source: str) -> None:
         self.source = source
+        self.raws: list[_Raw] = []
+        self.canons: list[dict[str, Any]] = []
+        self.implicit: list[bool] = []
+        self.texts: list[str | None] = []
         self.cases: list[Case] = []
         self.jsons: list[str] = []
-        self.seen: dict[str, tuple[int, bool]] = {}
         self.n_rejected = 0
+        self.validated = False
 
     def add(
         self, raw: _Raw, canon: dict[str, Any], implicit_id: bool, text: str | None = None
     ) -> None:
-        try:
-            case = Case.model_validate(canon)
-        except ValidationError as exc:
-            reason, exc_type = _validation_message(exc)
-            raise _fail(self.source, raw, reason, hint=_SCHEMA_HINT, exc_type=exc_type) from None
-        previous = self.seen.get(case.id)
-        if previous is not None:
-            first, first_implicit = previous
-            if implicit_id and first_implicit:
-                reason = f"has no id and the same content as record {first}"
-                hint = "remove the duplicate or give both records an explicit id"
-            else:
-                reason = f"has the same id as record {first}"
-                hint = "ids must be unique; rename one of them"
-            raise _fail(self.source, raw, reason, hint=hint, exc_type="DuplicateId")
-        self.seen[case.id] = (raw.record, implicit_id)
-        if case.review_status == "rejected":
-            self.n_rejected += 1
+        self.raws.append(raw)
+        self.canons.append(canon)
+        self.implicit.append(implicit_id)
+        self.texts.append(text)
+
+    def _first_duplicate(self) -> tuple[int, str, str] | None:
+        seen: dict[Any, int] = {}
+        for i, canon in enumerate(self.canons):
+            key = canon.get("id")
+            if not isinstance(key, str):
+                continue
+            first = seen.setdefault(key, i)
+            if first != i:
+                if self.implicit[i] and self.implicit[first]:
+                    reason = f"has no id and the same content as record {self.raws[first].record}"
+                    hint = "remove the duplicate or give both records an explicit id"
+                else:
+                    reason = f"has the same id as record {self.raws[first].record}"
+                    hint = "ids must be unique; rename one of them"
+                return i, reason, hint
+        return None
+
+    def validate(self) -> None:
+        if self.validated:
             return
-        self.cases.append(case)
-        self.jsons.append(text if text is not None else canonical_json(canon))
+        self.validated = True
+        duplicate = self._first_duplicate()
+        try:
+            cases = _CASES.validate_python(self.canons)
+        except ValidationError as exc:
+            errors = exc.errors(include_url=False, include_input=False, include_context=False)
+            index = min(int(e["loc"][0]) for e in errors)
+            if duplicate is None or index < duplicate[0]:
+                first = next(e for e in errors if e["loc"][0] == index)
+                loc = ".".join(str(p) for p in first["loc"][1:])
+                msg = str(first["msg"]).removeprefix("Value error, ")
+                reason = f"field '{loc}': {msg}" if loc else msg
+                raise _fail(
+                    self.source,
+                    self.raws[index],
+                    reason,
+                    hint=_SCHEMA_HINT,
+                    exc_type=f"ValidationError:{first['type']}",
+                ) from None
+            cases = []
+        if duplicate is not None:
+            index, reason, hint = duplicate
+            raise _fail(self.source, self.raws[index], reason, hint=hint, exc_type="DuplicateId")
+        for case, canon, text in zip(cases, self.canons, self.texts, strict=True):
+            if case.review_status == "rejected":
+                self.n_rejected += 1
+                continue
+            self.cases.append(case)
+            self.jsons.append(text if text is not None else canonical_json(canon))
 
 
 def _decode(path: Path) -> str:
@@ -326,6 +359,7 @@ def _finish(
     sha256: str | None = None,
     upgraded_from: int | None = None,
 ) -> Dataset:
+    builder.validate()
     if not builder.cases:
         raise DatasetError(
             "holds no cases" + (" that are not rejected" if builder.n_rejected else ""),
@@ -344,14 +378,18 @@ def _finish(
     )
 
 
-def _looks_compact(case: dict[str, Any], defaults: dict[str, Any]) -> bool:
-    """Every key is a field, no field holds its default, provenance has no nulls."""
-    for key, value in case.items():
-        default = defaults.get(key, _MISSING)
-        if default is _MISSING or is_default(value, default):
-            return False
+def _looks_compact(case: dict[str, Any], fields: frozenset[str]) -> bool:
+    """No unknown key and no field written out at its default (C-level checks only)."""
+    if not case.keys() <= fields:
+        return False
+    values = case.values()
+    # Defaults are None, [], {}, "simple" and False; none may be written out.
+    if None in values or [] in values or {} in values:
+        return False
+    if case.get("question_type") == "simple" or case.get("synthetic") is False:
+        return False
     prov = case.get("provenance")
-    return not (isinstance(prov, dict) and any(v is None for v in prov.values()))
+    return not (isinstance(prov, dict) and None in prov.values())
 
 
 def _modified(source: str, reason: str, line: int | None = None) -> FrozenDatasetModifiedError:
@@ -398,7 +436,7 @@ def _load_frozen(source: str, text: str) -> Dataset:
         raise _modified(source, "has fields other than format, schema_version, sha256, cases")
     if not isinstance(stored, str) or not isinstance(cases, list):
         raise _modified(source, "has no valid 'sha256' or 'cases'")
-    defaults = DEFAULTS if version >= SCHEMA_VERSION else DEFAULTS_V1
+    fields = frozenset(DEFAULTS if version >= SCHEMA_VERSION else DEFAULTS_V1)
     jsons: list[str] = []
     for i, case in enumerate(cases, start=1):
         if not isinstance(case, dict):
@@ -419,7 +457,7 @@ def _load_frozen(source: str, text: str) -> Dataset:
     # screen clear the common case cheaply; anything suspect is checked record by
     # record, exactly.
     exact = values_may_be_non_canonical(normalized_text) or not all(
-        _looks_compact(case, defaults) for case in cases
+        _looks_compact(case, fields) for case in cases
     )
     canons: list[dict[str, Any]] = cases
     if exact:
@@ -446,6 +484,7 @@ def _load_frozen(source: str, text: str) -> Dataset:
             builder.add(raw, canon, implicit_id=False)
         else:
             builder.add(raw, canon, implicit_id=False, text=jsons[i - 1])
+    builder.validate()
     if builder.n_rejected:
         raise _modified(source, "holds rejected cases, which freezing leaves out")
     return _finish(
