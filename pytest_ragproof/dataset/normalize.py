@@ -65,6 +65,7 @@ _STRING_LIST_FIELDS = frozenset({"expected_source_ids", "reference_contexts", "t
 # a case is reviewed or assigned to a split.
 _NOT_IN_DERIVED_ID = frozenset({"id", "split", "review_status"})
 
+_UNKNOWN = object()
 _CANARY_TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9])?")
 
 
@@ -238,7 +239,12 @@ _BAD_ID = re.compile(r"\s|::|\[")
 
 
 def _check_id(case_id: Any) -> None:
-    if isinstance(case_id, str) and _BAD_ID.search(case_id):
+    if type(case_id) is str and _clean(case_id):
+        # Printable ASCII: the only whitespace left is the space.
+        bad = " " in case_id or "::" in case_id or "[" in case_id
+    else:
+        bad = isinstance(case_id, str) and _BAD_ID.search(case_id) is not None
+    if bad:
         raise RecordError(
             "id contains whitespace, '::' or '['",
             hint="use ids made of letters, digits, '-', '_', '.' or '/'",
@@ -261,7 +267,8 @@ def normalize_record(raw: Mapping[str, Any], *, schema_version: int = 2) -> dict
     defaults = DEFAULTS if schema_version >= 2 else DEFAULTS_V1
     out: dict[str, Any] = {}
     for key, value in raw.items():
-        if key not in defaults:
+        default = defaults.get(key, _UNKNOWN) if type(key) is str else _UNKNOWN
+        if default is _UNKNOWN:
             name = key[:40] if isinstance(key, str) else type(key).__name__
             raise RecordError(
                 f"unknown field '{name}'",
@@ -269,14 +276,19 @@ def normalize_record(raw: Mapping[str, Any], *, schema_version: int = 2) -> dict
                 "(free-form values belong in 'metadata')",
             )
         if key in _STRING_FIELDS:
-            value = value if type(value) is str and _clean(value) else _string(value, key)
+            if not (type(value) is str and _clean(value)):
+                value = _string(value, key)
         elif key in _STRING_LIST_FIELDS:
             value = _string_list(value, key)
         else:
             fn = _NORMALIZERS.get(key)
             if fn is not None:
                 value = fn(value)
-        if not is_default(value, defaults[key]):
+        # Leave out defaults (type-aware, inlined is_default: this loop is hot).
+        if default is None:
+            if value is not None:
+                out[key] = value
+        elif not (type(value) is type(default) and value == default):
             out[key] = value
     if out.get("question") == "":
         raise RecordError("question is empty after normalization", hint="write a question")
