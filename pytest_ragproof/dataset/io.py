@@ -74,7 +74,7 @@ class Dataset:
         return {case.id: case for case in self.cases}
 
 
-@dataclass
+@dataclass(slots=True)
 class _Raw:
     record: int
     line: int | None
@@ -227,7 +227,7 @@ def _loads(text: str) -> Any:
 def _iter_jsonl(source: str, text: str) -> Iterator[_Raw]:
     record = 0
     for lineno, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
+        if not line or line.isspace():
             continue
         record += 1
         try:
@@ -331,7 +331,7 @@ def _build(
 ) -> Dataset:
     builder = _Builder(source)
     for raw in raws:
-        if not isinstance(raw.value, Mapping):
+        if type(raw.value) is not dict and not isinstance(raw.value, Mapping):
             raise _fail(
                 source,
                 raw,

@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator
 from pydantic import model_validator as _model_validator
 
+from pytest_ragproof.dataset.frozendict import CheckedFrozenDict, FrozenDict
+
 SCHEMA_VERSION = 2
 """Version of the case schema written into frozen files.
 
@@ -45,40 +47,10 @@ REVIEW_STATUSES: tuple[str, ...] = ("pending", "approved", "rejected")
 NonEmptyStr = Annotated[str, Field(min_length=1)]
 
 
-class FrozenDict(dict[str, Any]):
-    """A dict that refuses mutation: the deeply immutable JSON object of ``metadata``.
-
-    It stays a ``dict`` subclass so ``json.dumps`` serializes it natively.
-    """
-
-    __slots__ = ()
-
-    def _refuse(self, *args: object, **kwargs: object) -> None:
-        raise TypeError("case metadata is immutable")
-
-    __setitem__ = _refuse
-    __delitem__ = _refuse
-    clear = _refuse
-    pop = _refuse
-    popitem = _refuse  # type: ignore[assignment]
-    setdefault = _refuse
-    update = _refuse
-    __ior__ = _refuse  # type: ignore[assignment]
-
-    def __hash__(self) -> int:  # type: ignore[override]
-        return hash(tuple(sorted((k, _hashable(v)) for k, v in self.items())))
-
-
-def _hashable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
-    if isinstance(value, list | tuple):
-        return tuple(_hashable(v) for v in value)
-    return value
-
-
 def freeze_json(value: Any, path: str = "metadata") -> Any:
     """Deep-freeze a JSON value; raise ValueError (value-free) on non-JSON or non-finite."""
+    if type(value) is CheckedFrozenDict:
+        return value  # built by normalization after the same checks
     if type(value) is dict:
         # Fast path for the common flat object of scalars (x - x == 0 only for finite x).
         for key, item in value.items():

@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pytest_ragproof.dataset.frozendict import CheckedFrozenDict
 from pytest_ragproof.textnorm import describe_char, find_disallowed_control, normalize_text
 
 ID_DOMAIN = b"ragproof.case-id/1\x00"
@@ -121,16 +122,18 @@ def _json_value(value: Any, where: str) -> Any:
     if kind is dict:
         # Fast path: a flat object of clean keys and scalar values is kept as a copy.
         for key, item in value.items():
-            if type(key) is not str or not _clean(key):
+            if type(key) is not str or not (
+                key.strip() is key and key.isascii() and key.isprintable()
+            ):
                 break
             t = type(item)
             if t is str:
-                if not _clean(item):
+                if not (item.strip() is item and item.isascii() and item.isprintable()):
                     break
             elif not (t is int or t is bool or item is None or (t is float and item - item == 0)):
                 break
         else:
-            return dict(value)
+            return CheckedFrozenDict(value)
     if isinstance(value, str):
         return _string(value, where)
     if value is None or isinstance(value, bool | int):
@@ -165,7 +168,9 @@ def _json_value(value: Any, where: str) -> Any:
 def _string_list(value: Any, field: str) -> Any:
     if type(value) is list:
         for item in value:
-            if type(item) is not str or not _clean(item):
+            if type(item) is not str or not (
+                item.strip() is item and item.isascii() and item.isprintable()
+            ):
                 break
         else:
             return list(value)
@@ -251,13 +256,6 @@ def _check_id(case_id: Any) -> None:
         )
 
 
-def is_default(value: Any, default: Any) -> bool:
-    # Type-aware: ``0`` is not the default ``False``, and must stay visible to validation.
-    if default is None:
-        return value is None
-    return type(value) is type(default) and bool(value == default)
-
-
 def normalize_record(raw: Mapping[str, Any], *, schema_version: int = 2) -> dict[str, Any]:
     """Return the canonical dict of one record (see module docstring).
 
@@ -276,7 +274,12 @@ def normalize_record(raw: Mapping[str, Any], *, schema_version: int = 2) -> dict
                 "(free-form values belong in 'metadata')",
             )
         if key in _STRING_FIELDS:
-            if not (type(value) is str and _clean(value)):
+            if not (
+                type(value) is str
+                and value.strip() is value
+                and value.isascii()
+                and value.isprintable()
+            ):
                 value = _string(value, key)
         elif key in _STRING_LIST_FIELDS:
             value = _string_list(value, key)
@@ -284,11 +287,15 @@ def normalize_record(raw: Mapping[str, Any], *, schema_version: int = 2) -> dict
             fn = _NORMALIZERS.get(key)
             if fn is not None:
                 value = fn(value)
-        # Leave out defaults (type-aware, inlined is_default: this loop is hot).
+        # Leave out defaults, type-aware: 0 is not the default False and must reach
+        # validation. Inlined because this loop is hot.
         if default is None:
             if value is not None:
                 out[key] = value
-        elif not (type(value) is type(default) and value == default):
+        elif not (
+            (type(value) is type(default) or (type(default) is dict and isinstance(value, dict)))
+            and value == default
+        ):
             out[key] = value
     if out.get("question") == "":
         raise RecordError("question is empty after normalization", hint="write a question")
