@@ -19,17 +19,8 @@ from typing import Protocol
 
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.metrics import registry
+from pytest_ragproof.vocabulary import KINDS, QUESTION_TYPES
 
-KINDS = ("qa", "unanswerable", "injection")
-QUESTION_TYPES = (
-    "simple",
-    "complex",
-    "distracting",
-    "situational",
-    "double",
-    "conversational",
-    "out_of_scope",
-)
 AGGREGATORS = ("mean", "min", "max", "p50", "p90", "p95")
 DEFAULT_CASE_THRESHOLDS = (
     "qa:hit@5>=1",

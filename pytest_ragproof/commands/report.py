@@ -13,8 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pytest_ragproof.vocabulary import KINDS
+
 FORMATS = ("markdown", "html", "inspectorraget")
-KINDS = ("qa", "unanswerable", "injection")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -31,18 +31,6 @@ QuestionType = Literal[
 Split = Literal["optimize", "validation", "test"]
 ReviewStatus = Literal["pending", "approved", "rejected"]
 
-KINDS: tuple[str, ...] = ("qa", "unanswerable", "injection")
-QUESTION_TYPES: tuple[str, ...] = (
-    "simple",
-    "complex",
-    "distracting",
-    "situational",
-    "double",
-    "conversational",
-    "out_of_scope",
-)
-SPLITS: tuple[str, ...] = ("optimize", "validation", "test")
-REVIEW_STATUSES: tuple[str, ...] = ("pending", "approved", "rejected")
 
 NonEmptyStr = Annotated[str, Field(min_length=1)]
 

@@ -10,8 +10,9 @@ import hashlib
 import math
 from collections.abc import Sequence
 
-from pytest_ragproof.dataset.models import SPLITS, Case
+from pytest_ragproof.dataset.models import Case
 from pytest_ragproof.errors import ConfigError, DatasetError
+from pytest_ragproof.vocabulary import SPLITS
 
 DEFAULT_RATIOS: tuple[float, float, float] = (0.8, 0.1, 0.1)
 

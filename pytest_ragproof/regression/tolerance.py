@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.metrics import registry
-from pytest_ragproof.thresholds import KINDS, QUESTION_TYPES
+from pytest_ragproof.vocabulary import KINDS, QUESTION_TYPES
 
 __all__ = ["Tolerance", "parse_tolerance", "parse_tolerances", "tolerance_for"]
 

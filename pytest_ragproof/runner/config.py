@@ -11,14 +11,12 @@ import pytest
 from pytest_ragproof import options
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.thresholds import (
-    KINDS,
     Threshold,
     cutoffs,
     parse_aggregate_thresholds,
     parse_case_thresholds,
 )
-
-SPLITS = ("optimize", "validation", "test")
+from pytest_ragproof.vocabulary import KINDS, SPLITS
 
 
 @dataclass(frozen=True)

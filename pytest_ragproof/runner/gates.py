@@ -7,7 +7,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pytest_ragproof.runner.record import CaseRecord
-from pytest_ragproof.thresholds import KINDS, Threshold, aggregate
+from pytest_ragproof.thresholds import Threshold, aggregate
+from pytest_ragproof.vocabulary import KINDS
 
 
 @dataclass

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from pytest_ragproof import Dataset, load_dataset
-from pytest_ragproof.dataset.models import QUESTION_TYPES
+from pytest_ragproof.vocabulary import QUESTION_TYPES
 from tests.quickstart.conftest import EXAMPLE
 
 
