@@ -80,8 +80,13 @@ class DatasetFile(pytest.Module):
             (c for c in dataset.cases if run.cfg.selects(c.kind, c.split, c.tags)),
             key=lambda c: c.id,
         )
+        # One runner function and one fixture closure serve every case of the file,
+        # as pytest's own parametrization shares them across a function's items.
+        runner = _make_runner(run, fixture)
+        info: Any = None
         for case in cases:
-            item = CaseItem.from_parent(self, name=case.id, callobj=_make_runner(run, fixture))
+            item = CaseItem.from_parent(self, name=case.id, callobj=runner, fixtureinfo=info)
+            info = item._fixtureinfo
             item.case = case
             item.pipeline_name = fixture
             item.stash[CASE_KEY] = CaseRef(case, fixture, self.path.resolve())

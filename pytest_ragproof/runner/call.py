@@ -31,17 +31,35 @@ def question_text(case: Case, delivery: str) -> str:
     return case.question
 
 
-def call_kwargs(pipeline: Callable[..., Any], case: Case) -> dict[str, Any]:
-    """``case`` / ``history`` keyword arguments the callable declares."""
+# id(callable) -> (callable, wants case, wants history). The callable is kept so its
+# id cannot be reused while cached; pipelines are few and long-lived.
+_DECLARED: dict[int, tuple[object, bool, bool]] = {}
+
+
+def _declared(pipeline: Callable[..., Any]) -> tuple[bool, bool]:
+    hit = _DECLARED.get(id(pipeline))
+    if hit is not None and hit[0] is pipeline:
+        return hit[1], hit[2]
     try:
         params = inspect.signature(pipeline).parameters
     except (TypeError, ValueError):
-        return {}
-    var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        wants = (False, False)
+    else:
+        var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        wants = (var_kw or "case" in params, var_kw or "history" in params)
+    if len(_DECLARED) > 256:  # function-scoped fixtures make a new callable per case
+        _DECLARED.clear()
+    _DECLARED[id(pipeline)] = (pipeline, *wants)
+    return wants
+
+
+def call_kwargs(pipeline: Callable[..., Any], case: Case) -> dict[str, Any]:
+    """``case`` / ``history`` keyword arguments the callable declares."""
+    wants_case, wants_history = _declared(pipeline)
     out: dict[str, Any] = {}
-    if var_kw or "case" in params:
+    if wants_case:
         out["case"] = case
-    if var_kw or "history" in params:
+    if wants_history:
         out["history"] = [m.model_dump() for m in case.conversation_history]
     return out
 

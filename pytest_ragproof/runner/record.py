@@ -6,7 +6,7 @@ the test report), so everything here is JSON-serializable.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 
@@ -17,6 +17,15 @@ class Failure:
     observed: float | None
     bound: str
     reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "expression": self.expression,
+            "metric": self.metric,
+            "observed": self.observed,
+            "bound": self.bound,
+            "reason": self.reason,
+        }
 
     def line(self) -> str:
         if self.observed is None:
@@ -48,7 +57,11 @@ class CaseRecord:
     error_type: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # Shallow by design (dataclasses.asdict deep-copies every leaf, which was most
+        # of the runner's per-case cost): callers serialize it, never mutate it.
+        out = {name: getattr(self, name) for name in _FIELDS}
+        out["failures"] = [f.to_dict() for f in self.failures]
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CaseRecord:
@@ -59,6 +72,7 @@ class CaseRecord:
     def redacted(self) -> CaseRecord:
         """A copy without any text: ids and numbers only."""
         out = CaseRecord.from_dict(self.to_dict())
+        out.contexts = None if self.contexts is None else [dict(c) for c in self.contexts]
         out.question = None
         out.expected_answer = None
         out.reference_contexts = []
@@ -67,3 +81,6 @@ class CaseRecord:
         if out.contexts is not None:
             out.contexts = [{**c, "text": None} for c in out.contexts]
         return out
+
+
+_FIELDS = tuple(f.name for f in fields(CaseRecord))
