@@ -62,6 +62,11 @@ def _make_runner(run: RagproofRun, fixture_name: str) -> Callable[..., None]:
     return ragproof_case
 
 
+def _marks(kind: str) -> tuple[pytest.MarkDecorator, ...]:
+    # Built once per kind: looking a mark up by name on every item is not free.
+    return (pytest.mark.rag, getattr(pytest.mark, f"ragproof_{kind}"))
+
+
 class DatasetFile(pytest.Module):
     """A dataset file given with ``--ragproof-dataset`` (or ini ``ragproof_dataset``).
 
@@ -84,14 +89,15 @@ class DatasetFile(pytest.Module):
         # as pytest's own parametrization shares them across a function's items.
         runner = _make_runner(run, fixture)
         info: Any = None
+        marks: dict[str, tuple[pytest.MarkDecorator, ...]] = {}
         for case in cases:
             item = CaseItem.from_parent(self, name=case.id, callobj=runner, fixtureinfo=info)
             info = item._fixtureinfo
             item.case = case
             item.pipeline_name = fixture
             item.stash[CASE_KEY] = CaseRef(case, fixture, self.path.resolve())
-            item.add_marker("rag")
-            item.add_marker(f"ragproof_{case.kind}")
+            for mark in marks.get(case.kind) or marks.setdefault(case.kind, _marks(case.kind)):
+                item.add_marker(mark)
             yield item
 
 

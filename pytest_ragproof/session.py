@@ -8,6 +8,7 @@ test reports), decides the aggregate gate and the exit code in
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -68,11 +69,17 @@ def _run_order(item: pytest.Item) -> list[pytest.Item]:
     return items[index + 1 :]
 
 
-def _relpath(config: pytest.Config, path: Path) -> str:
+@functools.lru_cache(maxsize=256)
+def _relpath_cached(root: Path, path: Path) -> str:
     try:
-        return path.relative_to(config.rootpath).as_posix()
+        return path.relative_to(root).as_posix()
     except ValueError:
         return path.as_posix()
+
+
+def _relpath(config: pytest.Config, path: Path) -> str:
+    """``path`` relative to the rootdir with ``/`` (absolute when outside it)."""
+    return _relpath_cached(config.rootpath, path)
 
 
 class RagproofRun:
