@@ -19,7 +19,7 @@ from typing import Protocol
 
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.metrics import registry
-from pytest_ragproof.vocabulary import KINDS, QUESTION_TYPES
+from pytest_ragproof.vocabulary import KINDS, QUESTION_TYPES, is_selector
 
 AGGREGATORS = ("mean", "min", "max", "p50", "p90", "p95")
 DEFAULT_CASE_THRESHOLDS = (
@@ -108,12 +108,7 @@ def parse_threshold(text: str, scope: str) -> Threshold:
     selector = (m.group("selector") or "*").strip()
     metric = m.group("metric")
     agg = m.group("agg")
-    if not (
-        selector == "*"
-        or selector in KINDS
-        or selector in QUESTION_TYPES
-        or (selector.startswith("tag=") and len(selector) > 4)
-    ):
+    if not is_selector(selector):
         raise ConfigError(
             f"Unknown selector '{selector}' in {scope} threshold '{text}'; use a kind "
             f"({', '.join(KINDS)}), a question type ({', '.join(QUESTION_TYPES)}), "

@@ -18,3 +18,13 @@ QUESTION_TYPES: tuple[str, ...] = (
 )
 SPLITS: tuple[str, ...] = ("optimize", "validation", "test")
 REVIEW_STATUSES: tuple[str, ...] = ("pending", "approved", "rejected")
+
+
+def is_selector(selector: str) -> bool:
+    """A threshold/tolerance selector: a kind, a question type, ``tag=NAME`` or ``*``."""
+    return (
+        selector == "*"
+        or selector in KINDS
+        or selector in QUESTION_TYPES
+        or (selector.startswith("tag=") and len(selector) > 4)
+    )

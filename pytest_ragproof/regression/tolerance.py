@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.metrics import registry
-from pytest_ragproof.vocabulary import KINDS, QUESTION_TYPES
+from pytest_ragproof.vocabulary import KINDS, is_selector
 
 __all__ = ["Tolerance", "parse_tolerance", "parse_tolerances", "tolerance_for"]
 
@@ -58,12 +58,7 @@ def parse_tolerance(text: str) -> Tolerance:
         )
     selector = (m.group("selector") or "*").strip()
     metric = m.group("metric")
-    if not (
-        selector == "*"
-        or selector in KINDS
-        or selector in QUESTION_TYPES
-        or (selector.startswith("tag=") and len(selector) > 4)
-    ):
+    if not is_selector(selector):
         raise ConfigError(
             f"Unknown selector '{selector}' in regression tolerance '{text}'; use a kind "
             f"({', '.join(KINDS)}), a question type, tag=NAME or *, e.g. {EXAMPLE}"
