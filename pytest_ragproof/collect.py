@@ -81,10 +81,7 @@ class DatasetFile(pytest.Module):
         run = self.config.stash[RUN_KEY]
         dataset = run.datasets[self.path.resolve()]
         fixture = run.cfg.pipeline_fixture
-        cases = sorted(
-            (c for c in dataset.cases if run.cfg.selects(c.kind, c.split, c.tags)),
-            key=lambda c: c.id,
-        )
+        cases = sorted(run.cfg.population(dataset.cases), key=lambda c: c.id)
         # One runner function and one fixture closure serve every case of the file,
         # as pytest's own parametrization shares them across a function's items.
         runner = _make_runner(run, fixture)

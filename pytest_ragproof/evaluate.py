@@ -32,7 +32,7 @@ from pytest_ragproof.runner.gates import (
 )
 from pytest_ragproof.runner.prefetch import Prefetcher
 from pytest_ragproof.runner.record import CaseRecord
-from pytest_ragproof.runner.results import build_results, dumps, write_results
+from pytest_ragproof.runner.results import build_results, dataset_entry, dumps, write_results
 from pytest_ragproof.runner.summary import threshold_table
 
 __all__ = ["Results", "evaluate"]
@@ -102,19 +102,8 @@ def _run_pipeline(
         outcomes = {c.id: call_case(pipeline, c, cfg, loops) for c in cases}
     records = []
     for case in cases:
-        record = CaseRecord(
-            id=case.id,
-            dataset=label,
-            nodeid=f"{label}::{case.id}",
-            kind=case.kind,
-            question_type=case.question_type,
-            tags=list(case.tags),
-            pipeline=name,
-            question=case.question,
-            expected_answer=case.expected_answer,
-            expected_source_ids=list(case.expected_source_ids),
-            reference_contexts=list(case.reference_contexts),
-            conversation_history=[m.model_dump() for m in case.conversation_history],
+        record = CaseRecord.for_case(
+            case, dataset=label, nodeid=f"{label}::{case.id}", pipeline=name
         )
         finish_case(record, case, outcomes[case.id], cfg)
         records.append(record)
@@ -164,9 +153,7 @@ def evaluate(
     )
     ds = _as_dataset(dataset)
     pipelines = dict(pipeline) if isinstance(pipeline, Mapping) else {pipeline_name: pipeline}
-    cases = sorted(
-        (c for c in ds.cases if cfg.selects(c.kind, c.split, c.tags)), key=lambda c: c.id
-    )
+    cases = sorted(cfg.population(ds.cases), key=lambda c: c.id)
     loops = LoopOwner()
     records: list[CaseRecord] = []
     try:
@@ -182,27 +169,11 @@ def evaluate(
     )
     document = build_results(
         passed=passed,
-        datasets=[
-            {
-                "path": str(ds.source or "<python>"),
-                "sha256": ds.sha256,
-                "frozen": ds.frozen,
-                "cases": len(ds.cases),
-                "evaluated": len(cases),
-            }
-        ],
+        datasets=[dataset_entry(str(ds.source or "<python>"), ds, len(cases))],
         records=records,
         aggregates=all_aggregates(records, [*cfg.case_thresholds, *cfg.aggregate_thresholds]),
         thresholds=verdicts,
-        settings={
-            "k": list(cfg.ks),
-            "source_match": cfg.source_match,
-            "injection_delivery": cfg.injection_delivery,
-            "abstain_language": cfg.abstain_language,
-            "kinds": sorted(cfg.kinds),
-            "splits": sorted(cfg.splits),
-            "tags": sorted(cfg.tags),
-        },
+        settings=cfg.settings(),
         redact=cfg.redact,
         notes=[] if ds.frozen else [f"dataset {ds.source} is not frozen (ragproof freeze)"],
     )

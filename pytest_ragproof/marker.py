@@ -74,10 +74,9 @@ def parametrize(metafunc: pytest.Metafunc, marker: pytest.Mark) -> None:
     ids: list[str] = []
     for path in _dataset_paths(metafunc, marker, run):
         dataset = run.dataset(path)
-        for case in sorted(dataset.cases, key=lambda c: c.id):
-            if run.cfg.selects(case.kind, case.split, case.tags):
-                params.append(pytest.param(CaseRef(case, pipeline, path), marks=_marks(case)))
-                ids.append(case.id)
+        for case in sorted(run.cfg.population(dataset.cases), key=lambda c: c.id):
+            params.append(pytest.param(CaseRef(case, pipeline, path), marks=_marks(case)))
+            ids.append(case.id)
     metafunc.parametrize("rag_case", params, ids=ids, indirect=True)
 
 

@@ -30,7 +30,7 @@ from pytest_ragproof.runner.gates import (
 )
 from pytest_ragproof.runner.prefetch import Prefetcher
 from pytest_ragproof.runner.record import CaseRecord
-from pytest_ragproof.runner.results import build_results, write_results
+from pytest_ragproof.runner.results import build_results, dataset_entry, write_results
 from pytest_ragproof.runner.summary import latency_line, threshold_table, worst_cases
 
 RECORD_KEY = pytest.StashKey[CaseRecord]()
@@ -105,8 +105,7 @@ class RagproofRun:
         self.expected: set[str] = {
             f"{_relpath(config, path)}::{case.id}"
             for path, ds in self.datasets.items()
-            for case in ds.cases
-            if self.cfg.selects(case.kind, case.split, case.tags)
+            for case in self.cfg.population(ds.cases)
         }
         self.collected_paths: set[Path] = set()
         self.selected: set[str] | None = None
@@ -212,20 +211,11 @@ class RagproofRun:
     def new_record(self, item: pytest.Item) -> CaseRecord:
         ref = case_ref(item)
         assert ref is not None
-        case = ref.case
-        return CaseRecord(
-            id=case.id,
+        return CaseRecord.for_case(
+            ref.case,
             dataset=_relpath(self.config, ref.dataset),
             nodeid=item.nodeid,
-            kind=case.kind,
-            question_type=case.question_type,
-            tags=list(case.tags),
             pipeline=ref.pipeline,
-            question=case.question,
-            expected_answer=case.expected_answer,
-            expected_source_ids=list(case.expected_source_ids),
-            reference_contexts=list(case.reference_contexts),
-            conversation_history=[m.model_dump() for m in case.conversation_history],
         )
 
     def run_case(self, item: CaseItem, pipeline: Any) -> None:
@@ -398,24 +388,9 @@ class RagproofRun:
             path = Path(rel) if Path(rel).is_absolute() else self.config.rootpath / rel
             self.dataset(path.resolve())
         datasets = [
-            {
-                "path": _relpath(self.config, path),
-                "sha256": ds.sha256,
-                "frozen": ds.frozen,
-                "cases": len(ds.cases),
-                "evaluated": sum(1 for c in ds.cases if self.cfg.selects(c.kind, c.split, c.tags)),
-            }
+            dataset_entry(_relpath(self.config, path), ds, len(self.cfg.population(ds.cases)))
             for path, ds in sorted(self.datasets.items())
         ]
-        settings = {
-            "k": list(self.cfg.ks),
-            "source_match": self.cfg.source_match,
-            "injection_delivery": self.cfg.injection_delivery,
-            "abstain_language": self.cfg.abstain_language,
-            "kinds": sorted(self.cfg.kinds),
-            "splits": sorted(self.cfg.splits),
-            "tags": sorted(self.cfg.tags),
-        }
         return build_results(
             passed=self.passed,
             datasets=datasets,
@@ -424,7 +399,7 @@ class RagproofRun:
                 records, [*self.cfg.case_thresholds, *self.cfg.aggregate_thresholds]
             ),
             thresholds=self.threshold_results,
-            settings=settings,
+            settings=self.cfg.settings(),
             redact=self.cfg.redact,
             notes=self.notes,
         )
@@ -437,7 +412,7 @@ class RagproofRun:
         tr.write_sep("=", "ragproof summary")
         for path, ds in self.datasets.items():
             state = "frozen" if ds.frozen else "NOT frozen"
-            evaluated = sum(1 for c in ds.cases if self.cfg.selects(c.kind, c.split, c.tags))
+            evaluated = len(self.cfg.population(ds.cases))
             scope = (
                 f"{len(ds.cases)} case(s)"
                 if evaluated == len(ds.cases)

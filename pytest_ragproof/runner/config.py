@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,6 +40,22 @@ class RunConfig:
     redact: bool
     worst: int
     extra: dict[str, object] = field(default_factory=dict)
+
+    def settings(self) -> dict[str, object]:
+        """The scoring settings recorded in the results document."""
+        return {
+            "k": list(self.ks),
+            "source_match": self.source_match,
+            "injection_delivery": self.injection_delivery,
+            "abstain_language": self.abstain_language,
+            "kinds": sorted(self.kinds),
+            "splits": sorted(self.splits),
+            "tags": sorted(self.tags),
+        }
+
+    def population(self, cases: Iterable[Any]) -> list[Any]:
+        """The cases this run evaluates (--ragproof-kind/-split/-tag), in the given order."""
+        return [c for c in cases if self.selects(c.kind, c.split, c.tags)]
 
     def selects(self, kind: str, split: str | None, tags: tuple[str, ...]) -> bool:
         """Is a case part of the evaluated population (--ragproof-kind/-split/-tag)?"""

@@ -56,6 +56,24 @@ class CaseRecord:
     latency_s: float | None = None
     error_type: str | None = None
 
+    @classmethod
+    def for_case(cls, case: Any, *, dataset: str, nodeid: str, pipeline: str) -> CaseRecord:
+        """A fresh record of ``case`` (a dataset Case) for one pipeline, not yet scored."""
+        return cls(
+            id=case.id,
+            dataset=dataset,
+            nodeid=nodeid,
+            kind=case.kind,
+            question_type=case.question_type,
+            tags=list(case.tags),
+            pipeline=pipeline,
+            question=case.question,
+            expected_answer=case.expected_answer,
+            expected_source_ids=list(case.expected_source_ids),
+            reference_contexts=list(case.reference_contexts),
+            conversation_history=[m.model_dump() for m in case.conversation_history],
+        )
+
     def to_dict(self) -> dict[str, Any]:
         # Shallow by design (dataclasses.asdict deep-copies every leaf, which was most
         # of the runner's per-case cost): callers serialize it, never mutate it.

@@ -26,6 +26,17 @@ def versions() -> dict[str, str]:
     return out
 
 
+def dataset_entry(path: str, dataset: Any, evaluated: int) -> dict[str, Any]:
+    """One entry of the results' ``datasets`` list."""
+    return {
+        "path": path,
+        "sha256": dataset.sha256,
+        "frozen": dataset.frozen,
+        "cases": len(dataset.cases),
+        "evaluated": evaluated,
+    }
+
+
 def build_results(
     *,
     passed: bool,
