@@ -120,6 +120,7 @@ class RagproofRun:
         self._prefetch_scope = "session"
         self._concurrency_warned = False
         self.written: list[str] = []
+        self.components: dict[str, Any] = {}
         self._add_dataset_args()
 
     def _check_regression_options(self) -> None:
@@ -358,6 +359,7 @@ class RagproofRun:
         items_failed = any(r.status != "passed" for r in records)
         self.passed = not self.gate_failures and not items_failed and not missing
         results = self.results(records)
+        self.components = results["components"]  # the summary prints what the file holds
         if options.get(self.config, "baseline"):
             from pytest_ragproof.runner.baseline import apply_baseline
 
@@ -445,10 +447,10 @@ class RagproofRun:
         latency = latency_line(records)
         if latency:
             tr.write_line(latency)
-        if records:
-            from pytest_ragproof.reporting.components import component_scores, format_components
+        if records and self.components:
+            from pytest_ragproof.reporting.components import format_components
 
-            for line in format_components(component_scores([r.to_dict() for r in records])):
+            for line in format_components(self.components):
                 tr.write_line(line)
         for line in self.baseline_lines:
             tr.write_line(line)
