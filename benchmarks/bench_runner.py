@@ -35,22 +35,27 @@ ENV["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="ragproof-bench-pycache-")
 BASE = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:asyncio"]
 
 
-def _time(cmd: list[str], cwd: Path) -> float:
+def _time(cmd: list[str], cwd: Path, expect: str = "") -> float:
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=ENV, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - start
     if proc.returncode not in (0, 1):
         raise SystemExit(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stdout}")
+    if expect and expect not in proc.stdout:
+        # Both sides must run exactly what they claim to (e.g. not also collect the other).
+        raise SystemExit(f"expected {expect!r} from {' '.join(cmd)}:\n{proc.stdout[-500:]}")
     return elapsed
 
 
-def _interleaved(a: list[str], b: list[str], cwd: Path, runs: int) -> Comparison:
-    _time(a, cwd), _time(b, cwd)  # warm-up: fill the bytecode cache
+def _interleaved(
+    a: list[str], b: list[str], cwd: Path, runs: int, expect: tuple[str, str] = ("", "")
+) -> Comparison:
+    _time(a, cwd, expect[0]), _time(b, cwd, expect[1])  # warm-up: fill the bytecode cache
     ta: list[float] = []
     tb: list[float] = []
     for _ in range(runs):
-        ta.append(_time(a, cwd))
-        tb.append(_time(b, cwd))
+        ta.append(_time(a, cwd, expect[0]))
+        tb.append(_time(b, cwd, expect[1]))
     return Comparison(statistics.median(ta), statistics.median(tb))
 
 
@@ -82,6 +87,8 @@ def startup(tmp: Path, runs: int) -> None:
 def overhead(tmp: Path, runs: int, n: int = 5000) -> None:
     from pytest_ragproof import freeze
 
+    # Two sibling projects: a plain directory under the ragproof project would be
+    # collected by the ragproof run too (no path argument means the rootdir).
     proj = tmp / "overhead"
     proj.mkdir()
     cases = [{"id": f"c{i:05d}", "kind": "unanswerable", "question": f"Q {i}?"} for i in range(n)]
@@ -92,7 +99,7 @@ def overhead(tmp: Path, runs: int, n: int = 5000) -> None:
         "import pytest\n\n@pytest.fixture(scope='session')\ndef rag_pipeline():\n"
         '    return lambda q: "I don\'t know."\n'
     )
-    plain = proj / "plain"
+    plain = tmp / "overhead-plain"
     plain.mkdir()
     (plain / "test_plain.py").write_text(
         "import pytest\n\n"
@@ -100,10 +107,12 @@ def overhead(tmp: Path, runs: int, n: int = 5000) -> None:
         "def test_case(i):\n    pass\n"
     )
     cmp = _interleaved(
-        [*BASE, "plain/test_plain.py"],
-        [*BASE, "--ragproof-dataset=cases.frozen.json", "--ragproof-case-threshold", "none"],
+        [*BASE, f"--rootdir={plain}", str(plain / "test_plain.py")],
+        [*BASE, f"--rootdir={proj}", "--ragproof-dataset", str(proj / "cases.frozen.json")]
+        + ["--ragproof-case-threshold", "none"],
         proj,
         runs,
+        expect=(f"{n} passed", f"{n} passed"),
     )
     print(report(f"overhead {n} cases vs plain parametrize ({runs} runs)", cmp, 1.5))
 
