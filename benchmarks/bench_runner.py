@@ -106,10 +106,11 @@ def overhead(tmp: Path, runs: int, n: int = 5000) -> None:
         f"@pytest.mark.parametrize('i', [f'c{{i:05d}}' for i in range({n})])\n"
         "def test_case(i):\n    pass\n"
     )
+    ragproof = ["--ragproof-dataset", str(proj / "cases.frozen.json")]
+    ragproof += ["--ragproof-case-threshold", "none"]
     cmp = _interleaved(
         [*BASE, f"--rootdir={plain}", str(plain / "test_plain.py")],
-        [*BASE, f"--rootdir={proj}", "--ragproof-dataset", str(proj / "cases.frozen.json")]
-        + ["--ragproof-case-threshold", "none"],
+        [*BASE, f"--rootdir={proj}", *ragproof],
         proj,
         runs,
         expect=(f"{n} passed", f"{n} passed"),
