@@ -39,8 +39,9 @@ def canonical_json(value: Any) -> str:
 
 def dataset_hash(case_jsons: Sequence[str]) -> str:
     """sha256 of the domain plus the canonical JSON list built from per-case texts."""
-    digest = hashlib.sha256(HASH_DOMAIN)
-    digest.update(("[" + ",".join(case_jsons) + "]").encode("utf-8"))
+    digest = hashlib.sha256(HASH_DOMAIN + b"[")
+    digest.update(",".join(case_jsons).encode("utf-8"))  # no concatenated copy of it all
+    digest.update(b"]")
     return digest.hexdigest()
 
 
@@ -48,9 +49,14 @@ def frozen_header(schema_version: int, sha256: str) -> str:
     return f'{{"format":"{FORMAT}","schema_version":{schema_version},"sha256":"{sha256}","cases":['
 
 
+def frozen_parts(case_jsons: Sequence[str], schema_version: int, sha256: str) -> tuple[str, ...]:
+    """The exact text of a frozen file, in parts that concatenate to it."""
+    return (frozen_header(schema_version, sha256) + "\n", ",\n".join(case_jsons), "\n]}\n")
+
+
 def frozen_text(case_jsons: Sequence[str], schema_version: int, sha256: str) -> str:
     """The exact text of a frozen file."""
-    return frozen_header(schema_version, sha256) + "\n" + ",\n".join(case_jsons) + "\n]}\n"
+    return "".join(frozen_parts(case_jsons, schema_version, sha256))
 
 
 # Unicode whitespace that str.strip() removes, beyond ASCII space (raw tabs and

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_ragproof.dataset.canonical import frozen_text
+from pytest_ragproof.dataset.canonical import frozen_parts
 from pytest_ragproof.dataset.fieldmap import DatasetFieldMap
-from pytest_ragproof.dataset.io import Dataset, load_dataset
+from pytest_ragproof.dataset.io import Dataset, load_dataset, paused_gc
 from pytest_ragproof.dataset.models import SCHEMA_VERSION
 from pytest_ragproof.errors import DatasetError
 
@@ -35,8 +36,8 @@ def default_output(path: Path) -> Path:
     return path.with_name(f"{stem}.frozen.json")
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file in the same folder.
+def write_atomic(path: Path, text: str | Iterable[str]) -> None:
+    """Write ``text`` (a string or its parts) to ``path`` via a temporary file beside it.
 
     Missing parent folders are created: the caller asked for this path.
     """
@@ -44,7 +45,10 @@ def write_atomic(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
+            if isinstance(text, str):
+                fh.write(text)
+            else:
+                fh.writelines(text)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -60,8 +64,7 @@ def freeze_dataset(dataset: Dataset, out: Path, *, require_review: bool = False)
             hint="set review_status to approved or rejected for every case, "
             "or freeze without --require-review",
         )
-    text = frozen_text(dataset.canonical_cases, SCHEMA_VERSION, dataset.sha256)
-    write_atomic(out, text)
+    write_atomic(out, frozen_parts(dataset.canonical_cases, SCHEMA_VERSION, dataset.sha256))
     return FreezeResult(
         path=out,
         dataset=dataset,
@@ -84,7 +87,6 @@ def freeze(
     refuses while any is pending). Returns the path written.
     """
     src = Path(path)
-    dataset = load_dataset(src, field_map=field_map)
     target = Path(out) if out is not None else default_output(src)
     if target.resolve() == src.resolve():
         raise DatasetError(
@@ -92,4 +94,8 @@ def freeze(
             source=str(src),
             hint="choose another output path with -o",
         )
-    return freeze_dataset(dataset, target, require_review=require_review).path
+    with paused_gc():  # see paused_gc: loading and writing build no cycles
+        dataset = load_dataset(src, field_map=field_map)
+        written = freeze_dataset(dataset, target, require_review=require_review).path
+        del dataset  # freed while paused: the collector has nothing young left to scan
+    return written

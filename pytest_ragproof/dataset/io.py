@@ -78,7 +78,6 @@ class Dataset:
 class _Raw:
     record: int
     line: int | None
-    value: Any
 
 
 def _fail(
@@ -102,41 +101,48 @@ class _Builder:
 
     One pydantic call for the whole list is cheaper than one per record; errors
     are mapped back to their record, and the earliest problem (invalid record or
-    duplicate id) is the one reported.
+    duplicate id) is the one reported. Only the line of each record is kept
+    beside its canonical dict (record numbers are positions), so the raw values
+    are freed as soon as they are normalized.
     """
 
     def __init__(self, source: str) -> None:
         self.source = source
-        self.raws: list[_Raw] = []
+        self.lines: list[int | None] = []
         self.canons: list[dict[str, Any]] = []
         self.implicit: list[bool] = []
-        self.texts: list[str | None] = []
+        self.texts: list[str] | None = None  # canonical texts, when already known
         self.cases: list[Case] = []
         self.jsons: list[str] = []
         self.n_rejected = 0
         self.validated = False
 
-    def add(
-        self, raw: _Raw, canon: dict[str, Any], implicit_id: bool, text: str | None = None
-    ) -> None:
-        self.raws.append(raw)
+    def add(self, line: int | None, canon: dict[str, Any], implicit_id: bool) -> None:
+        self.lines.append(line)
         self.canons.append(canon)
         self.implicit.append(implicit_id)
-        self.texts.append(text)
+
+    def raw(self, index: int) -> _Raw:
+        """Position of the record at ``index`` (0-based), for error messages."""
+        line = self.lines[index] if index < len(self.lines) else None
+        return _Raw(index + 1, line)
 
     def _first_duplicate(self) -> tuple[int, str, str] | None:
+        ids = [canon.get("id") for canon in self.canons]
+        with contextlib.suppress(TypeError):  # an unhashable id: look record by record
+            if len(set(ids)) == len(ids):
+                return None
         seen: dict[Any, int] = {}
-        for i, canon in enumerate(self.canons):
-            key = canon.get("id")
+        for i, key in enumerate(ids):
             if not isinstance(key, str):
                 continue
             first = seen.setdefault(key, i)
             if first != i:
                 if self.implicit[i] and self.implicit[first]:
-                    reason = f"has no id and the same content as record {self.raws[first].record}"
+                    reason = f"has no id and the same content as record {first + 1}"
                     hint = "remove the duplicate or give both records an explicit id"
                 else:
-                    reason = f"has the same id as record {self.raws[first].record}"
+                    reason = f"has the same id as record {first + 1}"
                     hint = "ids must be unique; rename one of them"
                 return i, reason, hint
         return None
@@ -145,10 +151,10 @@ class _Builder:
         if self.validated:
             return
         self.validated = True
-        duplicate = self._first_duplicate()
         try:
             cases = _CASES.validate_python(self.canons)
         except ValidationError as exc:
+            duplicate = self._first_duplicate()
             errors = exc.errors(include_url=False, include_input=False, include_context=False)
             index = min(int(e["loc"][0]) for e in errors)
             if duplicate is None or index < duplicate[0]:
@@ -158,21 +164,28 @@ class _Builder:
                 reason = f"field '{loc}': {msg}" if loc else msg
                 raise _fail(
                     self.source,
-                    self.raws[index],
+                    self.raw(index),
                     reason,
                     hint=_SCHEMA_HINT,
                     exc_type=f"ValidationError:{first['type']}",
                 ) from None
-            cases = []
+        else:
+            duplicate = self._first_duplicate()
         if duplicate is not None:
             index, reason, hint = duplicate
-            raise _fail(self.source, self.raws[index], reason, hint=hint, exc_type="DuplicateId")
-        for case, canon, text in zip(cases, self.canons, self.texts, strict=True):
-            if case.review_status == "rejected":
-                self.n_rejected += 1
-                continue
-            self.cases.append(case)
-            self.jsons.append(text if text is not None else canonical_json(canon))
+            raise _fail(self.source, self.raw(index), reason, hint=hint, exc_type="DuplicateId")
+        texts = self.texts
+        if texts is None:
+            encode = canonical_json
+            texts = [encode(canon) for canon in self.canons]
+        if any(case.review_status == "rejected" for case in cases):
+            keep = [i for i, case in enumerate(cases) if case.review_status != "rejected"]
+            self.n_rejected = len(cases) - len(keep)
+            self.cases = [cases[i] for i in keep]
+            self.jsons = [texts[i] for i in keep]
+        else:
+            self.cases = cases
+            self.jsons = texts
 
 
 def _decode(path: Path) -> str:
@@ -224,14 +237,19 @@ def _loads(text: str) -> Any:
     return _DECODER.decode(text)
 
 
-def _iter_jsonl(source: str, text: str) -> Iterator[_Raw]:
+# Records travel as (line, value) pairs; their number is their position.
+_Pair = tuple[int | None, Any]
+
+
+def _iter_jsonl(source: str, text: str) -> Iterator[_Pair]:
     record = 0
+    decode = _DECODER.decode
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line or line.isspace():
             continue
         record += 1
         try:
-            value = _loads(line)
+            value = decode(line)
         except json.JSONDecodeError as exc:
             raise DatasetError(
                 f"invalid JSON: {exc.msg} (column {exc.colno})",
@@ -250,7 +268,7 @@ def _iter_jsonl(source: str, text: str) -> Iterator[_Raw]:
                 exc_type="ValueError",
                 hint="use a finite number or a string",
             ) from None
-        yield _Raw(record, lineno, value)
+        yield lineno, value
 
 
 def _element_lines(text: str) -> list[int]:
@@ -268,17 +286,15 @@ def _element_lines(text: str) -> list[int]:
         _, pos = decoder.raw_decode(text, pos)
 
 
-def _iter_json_array(source: str, text: str, values: list[Any]) -> Iterator[_Raw]:
-    line_cache: list[int] | None = None
-    for i, value in enumerate(values, start=1):
-        raw = _Raw(i, None, value)
+def _iter_json_array(source: str, text: str, values: list[Any]) -> Iterator[_Pair]:
+    for i, value in enumerate(values):
         if not isinstance(value, Mapping):
-            line_cache = line_cache or _element_lines(text)
-            raw.line = line_cache[i - 1]
-        yield raw
+            yield _element_lines(text)[i], value  # the load stops here: a bad record
+        else:
+            yield None, value
 
 
-def _iter_csv(source: str, text: str, field_map: DatasetFieldMap | None) -> Iterator[_Raw]:
+def _iter_csv(source: str, text: str, field_map: DatasetFieldMap | None) -> Iterator[_Pair]:
     if field_map is None:
         raise DatasetError(
             "a CSV dataset needs an explicit field map",
@@ -293,7 +309,7 @@ def _iter_csv(source: str, text: str, field_map: DatasetFieldMap | None) -> Iter
     try:
         for row in reader:
             record += 1
-            yield _Raw(record, start_line, row)
+            yield start_line, row
             start_line = reader.line_num + 1
     except csv.Error as exc:
         raise DatasetError(
@@ -324,32 +340,36 @@ def _sniff(path: Path, text: str) -> str:
 
 def _build(
     source: str,
-    raws: Iterable[_Raw],
+    pairs: Iterable[_Pair],
     field_map: DatasetFieldMap | None,
     *,
     from_csv: bool = False,
 ) -> Dataset:
     builder = _Builder(source)
-    for raw in raws:
-        if type(raw.value) is not dict and not isinstance(raw.value, Mapping):
+    for line, value in pairs:
+        if type(value) is not dict and not isinstance(value, Mapping):
             raise _fail(
                 source,
-                raw,
-                f"is a JSON {type(raw.value).__name__}, not an object",
+                _Raw(len(builder.lines) + 1, line),
+                f"is a JSON {type(value).__name__}, not an object",
                 hint="each record must be a JSON object of case fields",
                 exc_type="TypeError",
             )
         try:
-            record = raw.value
+            record = value
             if field_map is not None:
                 record = field_map.apply(record, from_csv=from_csv)
             implicit_id = record.get("id") is None
             canon = normalize_record(record)
         except RecordError as exc:
             raise _fail(
-                source, raw, exc.reason, hint=exc.hint or _SCHEMA_HINT, exc_type=exc.exc_type
+                source,
+                _Raw(len(builder.lines) + 1, line),
+                exc.reason,
+                hint=exc.hint or _SCHEMA_HINT,
+                exc_type=exc.exc_type,
             ) from None
-        builder.add(raw, canon, implicit_id)
+        builder.add(line, canon, implicit_id)
     return _finish(source, builder, frozen=False)
 
 
@@ -469,23 +489,26 @@ def _load_frozen(source: str, text: str) -> Dataset:
                 canon = normalize_record(case, schema_version=version)
             except RecordError as exc:
                 raise _fail(
-                    source, _Raw(i, i + 1, None), exc.reason, hint=exc.hint, exc_type=exc.exc_type
+                    source, _Raw(i, i + 1), exc.reason, hint=exc.hint, exc_type=exc.exc_type
                 ) from None
             if canon != case:
                 raise _modified(source, f"record {i} is not in canonical form", i + 1)
             canons.append(canon)
     builder = _Builder(source)
     upgraded = version < SCHEMA_VERSION
-    for i, canon in enumerate(canons, start=1):
-        raw = _Raw(i, i + 1, None)
-        if upgraded:
+    if upgraded:
+        for i, canon in enumerate(canons, start=1):
             try:
                 canon = normalize_record(canon)
             except RecordError as exc:
+                raw = _Raw(i, i + 1)
                 raise _fail(source, raw, exc.reason, hint=exc.hint, exc_type=exc.exc_type) from None
-            builder.add(raw, canon, implicit_id=False)
-        else:
-            builder.add(raw, canon, implicit_id=False, text=jsons[i - 1])
+            builder.add(i + 1, canon, implicit_id=False)
+    else:
+        builder.lines = list(range(2, len(canons) + 2))
+        builder.canons = canons
+        builder.implicit = [False] * len(canons)
+        builder.texts = jsons
     builder.validate()
     if builder.n_rejected:
         raise _modified(source, "holds rejected cases, which freezing leaves out")
@@ -499,7 +522,7 @@ def _load_frozen(source: str, text: str) -> Dataset:
 
 
 @contextlib.contextmanager
-def _no_gc() -> Iterator[None]:
+def paused_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector while building many acyclic objects.
 
     Loading allocates millions of small containers that hold no cycles; left on,
@@ -526,7 +549,7 @@ def load_dataset(
     or an iterable of mappings. Raises :class:`~pytest_ragproof.errors.DatasetError`
     for any invalid input, naming source, record and line but no record values.
     """
-    with _no_gc():
+    with paused_gc():
         return _load(source, field_map=field_map)
 
 
@@ -542,7 +565,8 @@ def _load(
         kind = _sniff(path, text)
         if kind == "frozen":
             return _load_frozen(name, text)
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
         if kind == "csv":
             return _build(name, _iter_csv(name, text, field_map), field_map, from_csv=True)
         if kind == "array":
@@ -573,8 +597,7 @@ def _load(
             source="<python>",
             hint="pass a path or a list of dicts",
         ) from None
-    raws = (_Raw(i, None, value) for i, value in enumerate(iterator, start=1))
-    return _build("<python>", raws, field_map)
+    return _build("<python>", ((None, value) for value in iterator), field_map)
 
 
 def case_record(case: Case) -> dict[str, Any]:

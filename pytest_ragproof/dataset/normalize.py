@@ -212,7 +212,6 @@ def _provenance(value: Any) -> Any:
 _NORMALIZERS: dict[str, Callable[[Any], Any]] = {
     "conversation_history": _history,
     "provenance": _provenance,
-    "metadata": lambda v: _json_value(v, "metadata") if isinstance(v, Mapping) else v,
 }
 
 
@@ -256,24 +255,54 @@ def _check_id(case_id: Any) -> None:
         )
 
 
+_STR, _LIST, _META, _OTHER = range(4)
+
+
+def _field_specs(defaults: Mapping[str, Any]) -> dict[str, tuple[int, Any]]:
+    """Field -> (how to normalize it, its default), one lookup per key in the hot loop."""
+    specs: dict[str, tuple[int, Any]] = {}
+    for key, default in defaults.items():
+        if key in _STRING_FIELDS:
+            kind = _STR
+        elif key in _STRING_LIST_FIELDS:
+            kind = _LIST
+        elif key == "metadata":
+            kind = _META
+        else:
+            kind = _OTHER
+        specs[key] = (kind, default)
+    return specs
+
+
+_SPECS = _field_specs(DEFAULTS)
+_SPECS_V1 = _field_specs(DEFAULTS_V1)
+_NOT_EMPTY = ("question", "expected_answer", "adversarial_payload", "canary", "id")
+
+
 def normalize_record(raw: Mapping[str, Any], *, schema_version: int = 2) -> dict[str, Any]:
     """Return the canonical dict of one record (see module docstring).
 
     Fields at their default value are left out (the model fills them in), so the
     same case written with or without explicit defaults has one canonical form.
+    This loop runs once per record of every dataset: the common cases (clean
+    ASCII strings, flat metadata) are checked inline.
     """
-    defaults = DEFAULTS if schema_version >= 2 else DEFAULTS_V1
+    specs = _SPECS if schema_version >= 2 else _SPECS_V1
     out: dict[str, Any] = {}
+    empty = False
     for key, value in raw.items():
-        default = defaults.get(key, _UNKNOWN) if type(key) is str else _UNKNOWN
-        if default is _UNKNOWN:
+        spec = specs.get(key) if type(key) is str else None
+        if spec is None:
             name = key[:40] if isinstance(key, str) else type(key).__name__
             raise RecordError(
                 f"unknown field '{name}'",
                 hint="remove it, or rename the source field with a DatasetFieldMap "
                 "(free-form values belong in 'metadata')",
             )
-        if key in _STRING_FIELDS:
+        kind, default = spec
+        if kind == _STR:
+            # Printable ASCII without outer whitespace is already canonical; strip()
+            # returns the same object when there is nothing to strip.
             if not (
                 type(value) is str
                 and value.strip() is value
@@ -281,14 +310,25 @@ def normalize_record(raw: Mapping[str, Any], *, schema_version: int = 2) -> dict
                 and value.isprintable()
             ):
                 value = _string(value, key)
-        elif key in _STRING_LIST_FIELDS:
+            if value == "":
+                empty = True
+            # Defaults of string fields are None or a string ("simple").
+            if value is not None and (default is None or value != default):
+                out[key] = value
+            continue
+        if kind == _LIST:
             value = _string_list(value, key)
+            if not (type(value) is list and not value):
+                out[key] = value
+            continue
+        if kind == _META:
+            value = _json_value(value, "metadata") if isinstance(value, Mapping) else value
         else:
             fn = _NORMALIZERS.get(key)
             if fn is not None:
                 value = fn(value)
         # Leave out defaults, type-aware: 0 is not the default False and must reach
-        # validation. Inlined because this loop is hot.
+        # validation.
         if default is None:
             if value is not None:
                 out[key] = value
@@ -297,18 +337,20 @@ def normalize_record(raw: Mapping[str, Any], *, schema_version: int = 2) -> dict
             and value == default
         ):
             out[key] = value
-    if out.get("question") == "":
-        raise RecordError("question is empty after normalization", hint="write a question")
-    for key in ("expected_answer", "adversarial_payload", "canary", "id"):
-        if out.get(key) == "":
-            raise RecordError(f"{key} is empty", hint=f"give {key} a value or leave it out")
+    if empty:
+        if out.get("question") == "":
+            raise RecordError("question is empty after normalization", hint="write a question")
+        for key in _NOT_EMPTY[1:]:
+            if out.get(key) == "":
+                raise RecordError(f"{key} is empty", hint=f"give {key} a value or leave it out")
     if schema_version >= 2 and out.get("kind") == "injection" and out.get("canary") is None:
         payload = out.get("adversarial_payload")
         if isinstance(payload, str):
             canary = derive_canary(payload)
             if canary is not None:
                 out["canary"] = canary
-    if out.get("id") is None:
-        out["id"] = derive_id(out)
-    _check_id(out["id"])
+    case_id = out.get("id")
+    if case_id is None:
+        case_id = out["id"] = derive_id(out)
+    _check_id(case_id)
     return out
