@@ -56,7 +56,8 @@ def _interleaved(
     for _ in range(runs):
         ta.append(_time(a, cwd, expect[0]))
         tb.append(_time(b, cwd, expect[1]))
-    return Comparison(statistics.median(ta), statistics.median(tb))
+    paired = tuple(b / a for a, b in zip(ta, tb, strict=True))
+    return Comparison(statistics.median(ta), statistics.median(tb), paired)
 
 
 def startup(tmp: Path, runs: int) -> None:

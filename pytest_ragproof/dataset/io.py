@@ -13,7 +13,7 @@ import gc
 import io
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -231,6 +231,9 @@ def _reject_constant(name: str) -> Any:
 
 # One decoder for every line: json.loads with parse_constant builds a new one per call.
 _DECODER = json.JSONDecoder(parse_constant=_reject_constant)
+# Its scanner (set by JSONDecoder.__init__; typeshed does not declare it): one value
+# at a position, without decode()'s Python wrapper, for lines that need nothing more.
+_SCAN: Callable[[str, int], tuple[Any, int]] = _DECODER.scan_once  # type: ignore[attr-defined]
 
 
 def _loads(text: str) -> Any:
@@ -244,12 +247,18 @@ _Pair = tuple[int | None, Any]
 def _iter_jsonl(source: str, text: str) -> Iterator[_Pair]:
     record = 0
     decode = _DECODER.decode
+    scan = _SCAN
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line or line.isspace():
             continue
         record += 1
         try:
-            value = decode(line)
+            try:
+                value, end = scan(line, 0)
+            except StopIteration:
+                end = -1
+            if end != len(line):
+                value = decode(line)  # outer whitespace, extra data, or the error to report
         except json.JSONDecodeError as exc:
             raise DatasetError(
                 f"invalid JSON: {exc.msg} (column {exc.colno})",
@@ -322,20 +331,26 @@ def _iter_csv(source: str, text: str, field_map: DatasetFieldMap | None) -> Iter
         ) from exc
 
 
-def _sniff(path: Path, text: str) -> str:
+_FROZEN_PREFIX = '{"format":"ragproof.dataset/'
+
+
+def _sniff(path: Path, text: str) -> tuple[str, Any]:
+    """The kind of a dataset file, and the parsed document when sniffing parsed it."""
     if path.suffix.lower() == ".csv":
-        return "csv"
+        return "csv", None
     head = text.lstrip()
     if head.startswith("["):
-        return "array"
+        return "array", None
+    if head.startswith(_FROZEN_PREFIX):
+        return "frozen", None  # parsed once, by the frozen loader (which reports damage)
     if head.startswith("{"):
         try:
-            value = _loads(text)
+            value = _loads(text)  # a JSONL file fails fast, after its first line
         except ValueError:
-            return "jsonl"
+            return "jsonl", None
         if isinstance(value, dict) and ("format" in value or "cases" in value):
-            return "frozen"
-    return "jsonl"
+            return "frozen", value
+    return "jsonl", None
 
 
 def _build(
@@ -414,6 +429,10 @@ def _looks_compact(case: dict[str, Any], fields: frozenset[str]) -> bool:
     return not (isinstance(prov, dict) and None in prov.values())
 
 
+# How a field at its default would read in the canonical text (false alarms only cost time).
+_DEFAULT_MARKS = ('":null', '":[]', '":{}', '"question_type":"simple"', '"synthetic":false')
+
+
 def _modified(source: str, reason: str, line: int | None = None) -> FrozenDatasetModifiedError:
     return FrozenDatasetModifiedError(
         f"{reason}: the file was modified after freezing",
@@ -424,13 +443,14 @@ def _modified(source: str, reason: str, line: int | None = None) -> FrozenDatase
     )
 
 
-def _load_frozen(source: str, text: str) -> Dataset:
-    try:
-        doc = _loads(text)
-    except json.JSONDecodeError as exc:
-        raise _modified(source, f"invalid JSON ({exc.msg})", exc.lineno) from None
-    except ValueError:
-        raise _modified(source, "holds NaN or Infinity") from None
+def _load_frozen(source: str, text: str, doc: Any = None) -> Dataset:
+    if doc is None:
+        try:
+            doc = _loads(text)
+        except json.JSONDecodeError as exc:
+            raise _modified(source, f"invalid JSON ({exc.msg})", exc.lineno) from None
+        except ValueError:
+            raise _modified(source, "holds NaN or Infinity") from None
     fmt = doc.get("format") if isinstance(doc, dict) else None
     if fmt != FORMAT:
         if isinstance(fmt, str) and fmt.startswith("ragproof.dataset/"):
@@ -463,7 +483,10 @@ def _load_frozen(source: str, text: str) -> Dataset:
     for i, case in enumerate(cases, start=1):
         if not isinstance(case, dict):
             raise _modified(source, f"record {i} is not an object", i + 1)
-        jsons.append(canonical_json(case))
+        try:
+            jsons.append(canonical_json(case))
+        except ValueError:  # a number beyond float range, e.g. 1e999, parses as infinity
+            raise _modified(source, f"record {i} holds a non-finite number", i + 1) from None
     expected = frozen_text(jsons, version, stored)
     normalized_text = text.replace("\r\n", "\n")  # tolerate git's line-ending conversion
     if expected != normalized_text:
@@ -478,9 +501,11 @@ def _load_frozen(source: str, text: str) -> Dataset:
     # Values must already be normalized and compact. A whole-text screen and a key
     # screen clear the common case cheaply; anything suspect is checked record by
     # record, exactly.
-    exact = values_may_be_non_canonical(normalized_text) or not all(
-        _looks_compact(case, fields) for case in cases
-    )
+    if any(mark in normalized_text for mark in _DEFAULT_MARKS):
+        compact = all(_looks_compact(case, fields) for case in cases)
+    else:  # no value anywhere is null, [], {}, "simple" or false: keys are all to check
+        compact = all(case.keys() <= fields for case in cases)
+    exact = not compact or values_may_be_non_canonical(normalized_text)
     canons: list[dict[str, Any]] = cases
     if exact:
         canons = []
@@ -562,9 +587,9 @@ def _load(
         path = Path(source)
         name = str(source)
         text = _decode(path)
-        kind = _sniff(path, text)
+        kind, doc = _sniff(path, text)
         if kind == "frozen":
-            return _load_frozen(name, text)
+            return _load_frozen(name, text, doc)
         if "\r" in text:
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         if kind == "csv":

@@ -147,27 +147,32 @@ class Case(BaseModel):
 
     @_model_validator(mode="after")
     def _kind_rules(self) -> Case:
-        if self.kind == "qa" and not self.expected_source_ids:
-            raise ValueError("a qa case needs at least one expected_source_ids entry")
-        if self.kind == "injection":
-            if self.adversarial_payload is None:
+        # Runs once per case of every load: fields are read from __dict__ once each.
+        fields = self.__dict__
+        kind = fields["kind"]
+        source_ids = fields["expected_source_ids"]
+        if kind == "injection":
+            if fields["adversarial_payload"] is None:
                 raise ValueError("an injection case needs adversarial_payload")
-            if self.canary is None:
+            if fields["canary"] is None:
                 raise ValueError(
                     "no canary given and none could be derived from adversarial_payload; "
                     "add 'canary'"
                 )
         else:
+            if kind == "qa" and not source_ids:
+                raise ValueError("a qa case needs at least one expected_source_ids entry")
             for name in ("adversarial_payload", "canary"):
-                if getattr(self, name) is not None:
+                if fields[name] is not None:
                     raise ValueError(f"{name} is only allowed on injection cases")
-        if self.kind == "unanswerable" and self.expected_source_ids:
-            raise ValueError("an unanswerable case cannot have expected_source_ids")
-        if self.question_type == "out_of_scope" and self.kind != "unanswerable":
+            if kind == "unanswerable" and source_ids:
+                raise ValueError("an unanswerable case cannot have expected_source_ids")
+        question_type = fields["question_type"]
+        if question_type == "out_of_scope" and kind != "unanswerable":
             raise ValueError("question_type out_of_scope belongs to kind unanswerable")
-        if self.question_type == "conversational" and not self.conversation_history:
+        if question_type == "conversational" and not fields["conversation_history"]:
             raise ValueError("a conversational case needs a conversation_history")
-        if len(set(self.expected_source_ids)) != len(self.expected_source_ids):
+        if len(source_ids) > 1 and len(set(source_ids)) != len(source_ids):
             raise ValueError("expected_source_ids holds the same id twice")
         return self
 

@@ -262,11 +262,24 @@ def test_explicit_defaults_hash_like_omitted_ones() -> None:
     assert load_dataset(explicit).sha256 == load_dataset([RECORDS[0]]).sha256
 
 
-def test_a_default_value_written_into_a_frozen_file_is_refused(frozen: Path) -> None:
+@pytest.mark.parametrize(
+    ("field", "default"),
+    [
+        ("tags", []),
+        ("metadata", {}),
+        ("question_type", "simple"),
+        ("synthetic", False),
+        ("split", None),
+        ("expected_answer", None),
+    ],
+)
+def test_a_default_value_written_into_a_frozen_file_is_refused(
+    frozen: Path, field: str, default: Any
+) -> None:
     from pytest_ragproof.dataset.canonical import canonical_json, dataset_hash, frozen_text
 
     doc = json.loads(frozen.read_text(encoding="utf-8"))
-    doc["cases"][0]["tags"] = []
+    doc["cases"][0][field] = default  # re-hashed: only the canonical-form check can catch it
     jsons = [canonical_json(c) for c in doc["cases"]]
     frozen.write_text(frozen_text(jsons, 2, dataset_hash(jsons)), encoding="utf-8")
     with pytest.raises(FrozenDatasetModifiedError, match="record 1 is not in canonical form"):
@@ -276,3 +289,12 @@ def test_a_default_value_written_into_a_frozen_file_is_refused(frozen: Path) -> 
 def test_zero_is_not_taken_for_false() -> None:
     with pytest.raises(DatasetError, match="field 'synthetic'"):
         load_dataset([dict(RECORDS[0], synthetic=0)])
+
+
+def test_a_number_beyond_float_range_is_refused_as_a_modification(frozen: Path) -> None:
+    # 1e999 parses as infinity, which canonical JSON cannot hold: an error, not a traceback.
+    text = frozen.read_text(encoding="utf-8")
+    assert '"w":0.5' in text
+    frozen.write_text(text.replace('"w":0.5', '"w":1e999'), encoding="utf-8")
+    with pytest.raises(FrozenDatasetModifiedError, match="record 1 holds a non-finite number"):
+        load_dataset(frozen)
