@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from pytest_ragproof.commands._dataset_args import add_field_map_arguments, field_map_from
 
@@ -21,20 +20,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_ragproof.dataset.freeze import default_output, freeze_dataset
-    from pytest_ragproof.dataset.io import load_dataset
-    from pytest_ragproof.errors import DatasetError
+    from pytest_ragproof.dataset.freeze import freeze_file
 
-    src = Path(args.input)
-    out = Path(args.output) if args.output else default_output(src)
-    if out.resolve() == src.resolve():
-        raise DatasetError(
-            "the output would overwrite the input",
-            source=str(src),
-            hint="choose another output path with -o",
-        )
-    dataset = load_dataset(src, field_map=field_map_from(args))
-    result = freeze_dataset(dataset, out, require_review=args.require_review)
+    result = freeze_file(
+        args.input,
+        args.output or None,
+        require_review=args.require_review,
+        field_map=field_map_from(args),
+    )
+    dataset = result.dataset
     print(f"froze {result.n_cases} case(s) into {result.path}")
     print(f"sha256: {dataset.sha256}")
     if result.n_rejected:

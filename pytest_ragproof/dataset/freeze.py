@@ -74,6 +74,27 @@ def freeze_dataset(dataset: Dataset, out: Path, *, require_review: bool = False)
     )
 
 
+def freeze_file(
+    path: str | os.PathLike[str],
+    out: str | os.PathLike[str] | None = None,
+    *,
+    require_review: bool = False,
+    field_map: DatasetFieldMap | None = None,
+) -> FreezeResult:
+    """Load and validate ``path``, write its frozen file; what ``ragproof freeze`` runs."""
+    src = Path(path)
+    target = Path(out) if out is not None else default_output(src)
+    if target.resolve() == src.resolve():
+        raise DatasetError(
+            "the output would overwrite the input",
+            source=str(src),
+            hint="choose another output path with -o",
+        )
+    with paused_gc():  # see paused_gc: loading and writing build no cycles
+        dataset = load_dataset(src, field_map=field_map)
+        return freeze_dataset(dataset, target, require_review=require_review)
+
+
 def freeze(
     path: str | os.PathLike[str],
     out: str | os.PathLike[str] | None = None,
@@ -86,16 +107,8 @@ def freeze(
     Rejected cases are left out; pending ones are frozen (``require_review=True``
     refuses while any is pending). Returns the path written.
     """
-    src = Path(path)
-    target = Path(out) if out is not None else default_output(src)
-    if target.resolve() == src.resolve():
-        raise DatasetError(
-            "the output would overwrite the input",
-            source=str(src),
-            hint="choose another output path with -o",
-        )
-    with paused_gc():  # see paused_gc: loading and writing build no cycles
-        dataset = load_dataset(src, field_map=field_map)
-        written = freeze_dataset(dataset, target, require_review=require_review).path
-        del dataset  # freed while paused: the collector has nothing young left to scan
+    with paused_gc():
+        result = freeze_file(path, out, require_review=require_review, field_map=field_map)
+        written = result.path
+        del result  # the cases are freed while paused: the collector has nothing to scan
     return written
