@@ -8,6 +8,8 @@ from collections import Counter
 
 from pytest_ragproof.commands._dataset_args import add_field_map_arguments, field_map_from
 
+MAX_LISTED = 50  # problems printed; the count is always complete
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="dataset: JSONL, JSON array, CSV (with --map) or frozen JSON")
@@ -17,9 +19,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from pytest_ragproof.dataset.io import load_dataset
+    from pytest_ragproof.dataset.io import find_problems, load_dataset
+    from pytest_ragproof.errors import DatasetError
 
-    dataset = load_dataset(args.file, field_map=field_map_from(args))
+    field_map = field_map_from(args)
+    try:
+        dataset = load_dataset(args.file, field_map=field_map)
+    except DatasetError:
+        problems = find_problems(args.file, field_map=field_map)
+        print(f"ragproof validate: {len(problems)} problem(s) in {args.file}", file=sys.stderr)
+        for problem in problems[:MAX_LISTED]:
+            print(f"  {problem}", file=sys.stderr)
+        if len(problems) > MAX_LISTED:
+            print(f"  … and {len(problems) - MAX_LISTED} more", file=sys.stderr)
+        return 1
     print(f"{args.file}: valid, {len(dataset)} case(s)")
     state = "frozen (hash verified)" if dataset.frozen else "not frozen"
     if dataset.upgraded_from is not None:

@@ -96,6 +96,26 @@ def _fail(
 _CASES = TypeAdapter(list[Case])
 
 
+def _invalid(source: str, raw: _Raw, error: Any) -> DatasetError:
+    """A record's first pydantic error (``ErrorDetails``, loc[0] its index), value-free."""
+    loc = ".".join(str(p) for p in error["loc"][1:])
+    msg = str(error["msg"]).removeprefix("Value error, ")
+    reason = f"field '{loc}': {msg}" if loc else msg
+    return _fail(
+        source, raw, reason, hint=_SCHEMA_HINT, exc_type=f"ValidationError:{error['type']}"
+    )
+
+
+def _duplicate(first_record: int, both_implicit: bool) -> tuple[str, str]:
+    """Reason and fix for a record whose id an earlier record already has."""
+    if both_implicit:
+        return (
+            f"has no id and the same content as record {first_record}",
+            "remove the duplicate or give both records an explicit id",
+        )
+    return f"has the same id as record {first_record}", "ids must be unique; rename one of them"
+
+
 class _Builder:
     """Collects canonical records, then validates them in one batch.
 
@@ -138,13 +158,7 @@ class _Builder:
                 continue
             first = seen.setdefault(key, i)
             if first != i:
-                if self.implicit[i] and self.implicit[first]:
-                    reason = f"has no id and the same content as record {first + 1}"
-                    hint = "remove the duplicate or give both records an explicit id"
-                else:
-                    reason = f"has the same id as record {first + 1}"
-                    hint = "ids must be unique; rename one of them"
-                return i, reason, hint
+                return i, *_duplicate(first + 1, self.implicit[i] and self.implicit[first])
         return None
 
     def validate(self) -> None:
@@ -159,16 +173,7 @@ class _Builder:
             index = min(int(e["loc"][0]) for e in errors)
             if duplicate is None or index < duplicate[0]:
                 first = next(e for e in errors if e["loc"][0] == index)
-                loc = ".".join(str(p) for p in first["loc"][1:])
-                msg = str(first["msg"]).removeprefix("Value error, ")
-                reason = f"field '{loc}': {msg}" if loc else msg
-                raise _fail(
-                    self.source,
-                    self.raw(index),
-                    reason,
-                    hint=_SCHEMA_HINT,
-                    exc_type=f"ValidationError:{first['type']}",
-                ) from None
+                raise _invalid(self.source, self.raw(index), first) from None
         else:
             duplicate = self._first_duplicate()
         if duplicate is not None:
@@ -244,7 +249,13 @@ def _loads(text: str) -> Any:
 _Pair = tuple[int | None, Any]
 
 
-def _iter_jsonl(source: str, text: str) -> Iterator[_Pair]:
+_BAD = object()  # stands for a record that could not be read, when errors are collected
+
+
+def _iter_jsonl(
+    source: str, text: str, errors: list[DatasetError] | None = None
+) -> Iterator[_Pair]:
+    """(line, value) per non-blank line; with ``errors``, a bad line is noted and skipped."""
     record = 0
     decode = _DECODER.decode
     scan = _SCAN
@@ -260,24 +271,30 @@ def _iter_jsonl(source: str, text: str) -> Iterator[_Pair]:
             if end != len(line):
                 value = decode(line)  # outer whitespace, extra data, or the error to report
         except json.JSONDecodeError as exc:
-            raise DatasetError(
+            error = DatasetError(
                 f"invalid JSON: {exc.msg} (column {exc.colno})",
                 source=source,
                 record=record,
                 line=lineno,
                 exc_type="JSONDecodeError",
                 hint="each line of a JSONL file must be one JSON object",
-            ) from None
+            )
         except ValueError:
-            raise DatasetError(
+            error = DatasetError(
                 "holds NaN or Infinity, which JSON does not allow",
                 source=source,
                 record=record,
                 line=lineno,
                 exc_type="ValueError",
                 hint="use a finite number or a string",
-            ) from None
-        yield lineno, value
+            )
+        else:
+            yield lineno, value
+            continue
+        if errors is None:
+            raise error
+        errors.append(error)
+        yield lineno, _BAD
 
 
 def _element_lines(text: str) -> list[int]:
@@ -296,14 +313,21 @@ def _element_lines(text: str) -> list[int]:
 
 
 def _iter_json_array(source: str, text: str, values: list[Any]) -> Iterator[_Pair]:
+    lines: list[int] = []
     for i, value in enumerate(values):
         if not isinstance(value, Mapping):
-            yield _element_lines(text)[i], value  # the load stops here: a bad record
+            lines = lines or _element_lines(text)  # only ever needed for a bad record
+            yield lines[i], value
         else:
             yield None, value
 
 
-def _iter_csv(source: str, text: str, field_map: DatasetFieldMap | None) -> Iterator[_Pair]:
+def _iter_csv(
+    source: str,
+    text: str,
+    field_map: DatasetFieldMap | None,
+    errors: list[DatasetError] | None = None,
+) -> Iterator[_Pair]:
     if field_map is None:
         raise DatasetError(
             "a CSV dataset needs an explicit field map",
@@ -320,15 +344,18 @@ def _iter_csv(source: str, text: str, field_map: DatasetFieldMap | None) -> Iter
             record += 1
             yield start_line, row
             start_line = reader.line_num + 1
-    except csv.Error as exc:
-        raise DatasetError(
+    except csv.Error:
+        error = DatasetError(
             "malformed CSV",
             source=source,
             record=record + 1,
             line=reader.line_num,
             exc_type="csv.Error",
             hint="check the quoting of that row",
-        ) from exc
+        )
+        if errors is None:
+            raise error from None
+        errors.append(error)  # the reader cannot go on past it
 
 
 _FROZEN_PREFIX = '{"format":"ragproof.dataset/'
@@ -623,6 +650,101 @@ def _load(
             hint="pass a path or a list of dicts",
         ) from None
     return _build("<python>", ((None, value) for value in iterator), field_map)
+
+
+def find_problems(
+    source: str | os.PathLike[str], *, field_map: DatasetFieldMap | None = None
+) -> list[DatasetError]:
+    """Every problem of a dataset file, in file order; empty when it loads.
+
+    ``load_dataset`` stops at the first problem; this goes on past bad records
+    (``ragproof validate`` lists them all). Problems with the file as a whole (it
+    cannot be read, a frozen file was modified, a JSON array does not parse, a
+    CSV has no field map) are the only one listed.
+    """
+    try:
+        load_dataset(source, field_map=field_map)
+    except DatasetError as exc:
+        failure = exc
+    else:
+        return []
+    path = Path(source)
+    name = str(source)
+    errors: list[DatasetError] = []
+    try:
+        with paused_gc():
+            text = _decode(path)
+            kind, _ = _sniff(path, text)
+            if kind == "frozen":
+                return [failure]
+            if "\r" in text:
+                text = text.replace("\r\n", "\n").replace("\r", "\n")
+            if kind == "csv":
+                pairs = _iter_csv(name, text, field_map, errors)
+            elif kind == "array":
+                pairs = _iter_json_array(name, text, _loads(text))
+            else:
+                pairs = _iter_jsonl(name, text, errors)
+            _collect(name, pairs, field_map, from_csv=kind == "csv", errors=errors)
+    except (DatasetError, ValueError):
+        return [failure]
+    errors.sort(key=lambda e: e.record or 0)
+    return errors or [failure]
+
+
+def _collect(
+    source: str,
+    pairs: Iterable[_Pair],
+    field_map: DatasetFieldMap | None,
+    *,
+    from_csv: bool,
+    errors: list[DatasetError],
+) -> None:
+    """Like ``_build``, but notes each bad record in ``errors`` and goes on."""
+    canons: list[dict[str, Any]] = []
+    where: list[_Raw] = []
+    implicit: list[bool] = []
+    for index, (line, value) in enumerate(pairs):
+        raw = _Raw(index + 1, line)
+        if value is _BAD:
+            continue
+        if not isinstance(value, Mapping):
+            errors.append(
+                _fail(
+                    source,
+                    raw,
+                    f"is a JSON {type(value).__name__}, not an object",
+                    hint="each record must be a JSON object of case fields",
+                    exc_type="TypeError",
+                )
+            )
+            continue
+        try:
+            record = value if field_map is None else field_map.apply(value, from_csv=from_csv)
+            canon = normalize_record(record)
+        except RecordError as exc:
+            errors.append(
+                _fail(source, raw, exc.reason, hint=exc.hint or _SCHEMA_HINT, exc_type=exc.exc_type)
+            )
+            continue
+        canons.append(canon)
+        where.append(raw)
+        implicit.append(record.get("id") is None)
+    try:
+        _CASES.validate_python(canons)
+    except ValidationError as exc:
+        first: dict[int, Any] = {}
+        for error in exc.errors(include_url=False, include_input=False, include_context=False):
+            first.setdefault(int(error["loc"][0]), error)
+        errors.extend(_invalid(source, where[i], error) for i, error in first.items())
+    seen: dict[str, int] = {}
+    for i, canon in enumerate(canons):
+        key = canon.get("id")
+        if isinstance(key, str):
+            earlier = seen.setdefault(key, i)
+            if earlier != i:
+                reason, hint = _duplicate(where[earlier].record, implicit[i] and implicit[earlier])
+                errors.append(_fail(source, where[i], reason, hint=hint, exc_type="DuplicateId"))
 
 
 def case_record(case: Case) -> dict[str, Any]:

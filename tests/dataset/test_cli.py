@@ -33,6 +33,51 @@ def test_validate_bad_file_exits_1_without_values(
     assert "record 2, line 2" in err and SECRET not in err
 
 
+def test_validate_lists_every_bad_record_in_file_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "cases.jsonl"
+    lines = [
+        json.dumps(qa(id="a")),
+        "",
+        json.dumps(qa(id="b", kind="bogus")),  # record 2, line 3: invalid kind
+        '{"id": "c", "question": "' + SECRET + '",',  # record 3, line 4: broken JSON
+        json.dumps(qa(id="a")),  # record 4, line 5: duplicate of record 1
+        json.dumps(qa(id="d", colour="red")),  # record 5, line 6: unknown field
+        "[1]",  # record 6, line 7: not an object
+        json.dumps(qa(id="e")),
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["validate", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "5 problem(s)" in err
+    expected = [
+        ("record 2, line 3", "field 'kind'"),
+        ("record 3, line 4", "invalid JSON"),
+        ("record 4, line 5", "same id as record 1"),
+        ("record 5, line 6", "unknown field 'colour'"),
+        ("record 6, line 7", "not an object"),
+    ]
+    listed = [line for line in err.splitlines() if line.startswith("  ")]
+    assert len(listed) == len(expected)
+    for line, (where, what) in zip(listed, expected, strict=True):
+        assert where in line and what in line
+    assert SECRET not in err
+
+
+def test_validate_lists_one_problem_for_a_damaged_frozen_file(
+    write_jsonl: Callable[..., Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = write_jsonl([qa(id="a"), qa(id="b")])
+    assert main(["freeze", str(src)]) == 0
+    frozen = src.with_name("cases.frozen.json")
+    frozen.write_text(frozen.read_text(encoding="utf-8").replace('"a"', '"x"'), encoding="utf-8")
+    capsys.readouterr()
+    assert main(["validate", str(frozen)]) == 1
+    err = capsys.readouterr().err
+    assert "1 problem(s)" in err and "modified after freezing" in err
+
+
 def test_freeze_split_validate_workflow(
     write_jsonl: Callable[..., Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -1,4 +1,7 @@
-"""Arbitrary bytes and arbitrary JSON values into each loader raise only DatasetError."""
+"""Arbitrary bytes and arbitrary JSON values into each loader raise only DatasetError.
+
+For files, ``find_problems`` (what ``ragproof validate`` lists) must agree with the loader.
+"""
 
 from __future__ import annotations
 
@@ -55,8 +58,17 @@ records = st.dictionaries(
 
 
 def _load_or_dataset_error(path: Path, field_map: DatasetFieldMap | None = None) -> None:
-    with contextlib.suppress(DatasetError):
+    """Loading raises only DatasetError, and ``ragproof validate``'s list agrees with it."""
+    from pytest_ragproof.dataset.io import find_problems
+
+    problems = find_problems(path, field_map=field_map)
+    assert all(isinstance(p, DatasetError) for p in problems)
+    try:
         load_dataset(path, field_map=field_map)
+    except DatasetError as exc:
+        assert str(exc) in {str(p) for p in problems}  # the load's error is among them
+    else:
+        assert problems == []
 
 
 @pytest.mark.parametrize("name", ["cases.jsonl", "cases.json", "cases.frozen.json", "cases.csv"])
