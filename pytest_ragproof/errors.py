@@ -113,8 +113,11 @@ class ProviderError(LLMError):
         self.status = status
         self.attempts = attempts
         status_text = f" (HTTP {status})" if status is not None else ""
+        hint = ""
+        if status in (401, 403):
+            hint = ": check the provider's API key (its variable, or api_key_env)"
         super().__init__(
-            f"provider call failed: {exc_type}{status_text} after {attempts} attempt(s)"
+            f"provider call failed: {exc_type}{status_text} after {attempts} attempt(s){hint}"
         )
 
 

@@ -355,7 +355,14 @@ class LLMClient:
             self.stats.retries[failure.reason] += 1
             await asyncio.sleep(retry_in)
 
-    def _give_up(self, failure: Failure, attempts: int) -> ProviderError:
+    def _give_up(self, failure: Failure, attempts: int) -> LLMError:
+        if failure.client_side:
+            self.stats.failures[f"LLMConfigError:{failure.exc_type}"] += 1
+            return LLMConfigError(
+                f"the provider's client refused to send the request ({failure.exc_type}), "
+                "usually because no API key is set: export the provider's key variable "
+                "(e.g. OPENAI_API_KEY) or name one with api_key_env"
+            )
         error_cls = LLMTimeoutError if failure.reason == "timeout" else ProviderError
         self.stats.failures[f"{error_cls.__name__}:{failure.exc_type}"] += 1
         return error_cls(failure.exc_type, failure.status, attempts)
@@ -385,9 +392,33 @@ def _classify(litellm: Any, exc: BaseException) -> Failure:
         return Failure(name, 429, "rate_limit", retry_after_of(exc))
     if isinstance(exc, litellm.APIConnectionError):
         return Failure(name, None, "connection")
+    if _refused_by_client(exc):
+        # litellm reports e.g. missing credentials as a synthesized HTTP 500; retrying
+        # cannot help and "server error" would send the user looking in the wrong place.
+        return Failure(name, None, None, client_side=True)
     if status is not None and status >= 500:
         return Failure(name, status, "server_error", retry_after_of(exc))
     return Failure(name, status, None)
+
+
+def _refused_by_client(exc: BaseException) -> bool:
+    """Did the provider's SDK refuse the call itself, before any HTTP request?
+
+    The OpenAI SDK raises its bare ``OpenAIError`` for that (no key, bad client
+    options); everything that reached a server is an ``APIError`` subclass.
+    """
+    try:
+        import openai
+    except ImportError:  # pragma: no cover - litellm depends on it
+        return False
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if type(current) is openai.OpenAIError:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def _cost_of(litellm: Any, response: Any) -> float | None:

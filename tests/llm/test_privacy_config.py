@@ -144,3 +144,27 @@ def test_missing_litellm_gives_the_install_hint(
         asyncio.run(client.complete(MESSAGES, prompt_version="v"))
     assert "\n" not in str(info.value)
     assert "pip install 'pytest-ragproof[llm]'" in str(info.value)
+
+
+def test_missing_api_key_is_one_configuration_error_and_is_not_retried(
+    llm_stub: StubServer, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # litellm reports the OpenAI SDK's refusal as a synthesized HTTP 500; it is not one.
+    monkeypatch.delenv("OPENAI_API_KEY")
+    llm_stub.script(reply(QA_JSON))
+    client = make_client(max_retries=3)
+    with pytest.raises(LLMConfigError, match="no API key is set") as info:
+        asyncio.run(client.structured(MESSAGES, QA, prompt_version="p-1"))
+    assert "OPENAI_API_KEY" in str(info.value)
+    assert llm_stub.requests == []  # nothing left the machine
+    assert client.stats.requests == 1
+    assert sum(client.stats.retries.values()) == 0
+
+
+def test_a_rejected_key_names_the_fix(llm_stub: StubServer, make_client: MakeClient) -> None:
+    llm_stub.script(server_error(401, echo=ECHO))
+    client = make_client(max_retries=3)
+    with pytest.raises(ProviderError, match=r"HTTP 401.*check the provider's API key") as info:
+        asyncio.run(client.structured(MESSAGES, QA, prompt_version="p-1"))
+    assert len(llm_stub.requests) == 1  # a 401 is not retried
+    assert SECRET not in _all_text_of(info.value)
