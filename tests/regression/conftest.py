@@ -8,11 +8,11 @@ tests can prove that no text reaches the Markdown summary.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.pytester_projects import behave, run, write_frozen
 
 QA_IDS = [f"qa-{n:02d}" for n in range(1, 13)]
 QUESTION_WORD = "zanzibar"
@@ -79,23 +79,9 @@ def rag_pipeline():
 """
 
 
-@pytest.fixture(params=["serial", "xdist"])
-def mode(request: pytest.FixtureRequest) -> list[str]:
-    return [] if request.param == "serial" else ["-n", "2"]
-
-
-def write_dataset(pytester: pytest.Pytester, cases: list[dict[str, Any]]) -> None:
-    from pytest_ragproof import freeze
-
-    src = pytester.path / "cases.jsonl"
-    src.write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
-    freeze(src)
-    src.unlink()
-
-
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
-    write_dataset(pytester, _cases())
+    write_frozen(pytester, _cases())
     pytester.makeconftest(CONFTEST)
     behave(pytester, {})
     return pytester
@@ -105,30 +91,9 @@ def all_cases() -> list[dict[str, Any]]:
     return _cases()
 
 
-def behave(pytester: pytest.Pytester, table: dict[str, str]) -> None:
-    (pytester.path / "behaviour.json").write_text(json.dumps(table), encoding="utf-8")
-
-
-def run(pytester: pytest.Pytester, mode: list[str], *args: str) -> pytest.RunResult:
-    return pytester.runpytest(
-        "--ragproof-dataset=cases.frozen.json",
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:asyncio",
-        *mode,
-        *args,
-    )
-
-
 def update(pytester: pytest.Pytester, mode: list[str], *args: str) -> pytest.RunResult:
     result = run(
         pytester, mode, "--ragproof-baseline=base.json", "--ragproof-baseline-update", *args
     )
     assert (pytester.path / "base.json").is_file()
     return result
-
-
-def load_json(path: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return data

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.regression.conftest import QA_IDS, behave, load_json, run, update
+from tests.pytester_projects import behave, load_json, run
+from tests.regression.conftest import QA_IDS, update
 
 TOL = "--ragproof-regression-tolerance"
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.regression.conftest import all_cases, load_json, run, update, write_dataset
+from tests.pytester_projects import load_json, run, write_frozen
+from tests.regression.conftest import all_cases, update
 
 SERIAL: list[str] = []
 
@@ -67,7 +68,7 @@ def test_dataset_change_is_refused_unless_allowed(project: pytest.Pytester) -> N
     old = load_json(project.path / "base.json")["datasets"][0]["sha256"]
     cases = all_cases()
     extra = dict(cases[0], id="qa-new")
-    write_dataset(project, [*cases[1:], extra])  # qa-01 removed, qa-new added
+    write_frozen(project, [*cases[1:], extra])  # qa-01 removed, qa-new added
     result = run(project, SERIAL, "--ragproof-baseline=base.json", "--ragproof-report=r.json")
     assert result.ret == 1
     result.assert_outcomes(passed=15)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.regression.conftest import ANSWER_WORD, QUESTION_WORD, behave, run, update
+from tests.pytester_projects import behave, run
+from tests.regression.conftest import ANSWER_WORD, QUESTION_WORD, update
 
 
 def test_markdown_appends_to_an_existing_step_summary(

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.pytester_projects import behave, write_frozen
 
 CASES: list[dict[str, Any]] = [
     {
@@ -75,40 +75,9 @@ def rag_pipeline():
 """
 
 
-@pytest.fixture(params=["serial", "xdist"])
-def mode(request: pytest.FixtureRequest) -> list[str]:
-    return [] if request.param == "serial" else ["-n", "2"]
-
-
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> pytest.Pytester:
-    from pytest_ragproof import freeze
-
-    src = pytester.path / "cases.jsonl"
-    src.write_text("".join(json.dumps(c) + "\n" for c in CASES), encoding="utf-8")
-    freeze(src)
-    src.unlink()
+    write_frozen(pytester, CASES)
     pytester.makeconftest(CONFTEST)
     behave(pytester, {})
     return pytester
-
-
-def behave(pytester: pytest.Pytester, table: dict[str, str]) -> None:
-    (pytester.path / "behaviour.json").write_text(json.dumps(table), encoding="utf-8")
-
-
-def run(pytester: pytest.Pytester, mode: list[str], *args: str) -> pytest.RunResult:
-    return pytester.runpytest(
-        "--ragproof-dataset=cases.frozen.json",
-        "-p",
-        "no:cacheprovider",
-        "-p",
-        "no:asyncio",
-        *mode,
-        *args,
-    )
-
-
-def load_results(path: Path) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return data

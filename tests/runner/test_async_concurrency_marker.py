@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.runner.conftest import CASES, load_results, run
+from tests.pytester_projects import load_json, run
+from tests.runner.conftest import CASES
 
 ASYNC_CONFTEST = """
 import asyncio, os, time, pytest
@@ -32,7 +33,7 @@ SYNC_CONFTEST = ASYNC_CONFTEST.replace("async def pipeline", "def pipeline").rep
 
 
 def _cases_without_timings(path: Any) -> list[dict[str, Any]]:
-    data = load_results(path)
+    data = load_json(path)
     out = []
     for case in data["cases"]:
         case = dict(case)
@@ -142,7 +143,7 @@ def test_marker_mode_two_pipelines_per_pipeline_aggregates(
             "*ragproof gate FAILED: aggregate qa:hit@5>=0.9 [[]weak]*",
         ]
     )
-    data = load_results(project.path / "results.json")
+    data = load_json(project.path / "results.json")
     assert data["pipelines"] == ["test_good", "weak"]
     assert len(data["cases"]) == 8
     assert data["datasets"][0]["path"] == "cases.frozen.json"
@@ -210,7 +211,7 @@ def test_redaction_keeps_text_out_of_every_output(
     for text in texts:
         assert "SECRET" not in text
     ET.parse(pytester.path / "j.xml")
-    data = load_results(pytester.path / "r.json")
+    data = load_json(pytester.path / "r.json")
     assert data["redacted"] is True
     assert {c["status"] for c in data["cases"]} == {"failed", "error"}
 
@@ -241,7 +242,7 @@ def test_evaluate_equals_the_pytest_run(project: pytest.Pytester) -> None:
         os.chdir(cwd)
     assert results.passed
     ours = results.to_dict()
-    theirs = load_results(project.path / "py.json")
+    theirs = load_json(project.path / "py.json")
     strip = _strip_volatile
     assert strip(ours["cases"]) == strip(theirs["cases"])
     assert [t["verdict"] for t in ours["thresholds"]] == [

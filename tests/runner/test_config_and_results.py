@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.runner.conftest import behave, load_results, run
+from tests.pytester_projects import behave, load_json, run
 
 
 def test_ini_in_pyproject_and_command_line_override(
@@ -78,8 +78,8 @@ def test_results_identical_between_serial_and_xdist(project: pytest.Pytester) ->
     args = ("--ragproof-aggregate-threshold", "qa:recall@5>=0.9")
     assert run(project, [], "--ragproof-report=serial.json", *args).ret == 1
     assert run(project, ["-n", "2"], "--ragproof-report=xdist.json", *args).ret == 1
-    serial = _without_timings(load_results(project.path / "serial.json"))
-    xdist = _without_timings(load_results(project.path / "xdist.json"))
+    serial = _without_timings(load_json(project.path / "serial.json"))
+    xdist = _without_timings(load_json(project.path / "xdist.json"))
     assert json.dumps(serial, sort_keys=True, indent=2) == json.dumps(
         xdist, sort_keys=True, indent=2
     )
@@ -91,7 +91,7 @@ def test_results_identical_between_serial_and_xdist(project: pytest.Pytester) ->
 def test_results_format(project: pytest.Pytester) -> None:
     behave(project, {"qa-two": "wrong-sources"})
     run(project, [], "--ragproof-report=out/results.json")
-    data = load_results(project.path / "out" / "results.json")
+    data = load_json(project.path / "out" / "results.json")
     assert data["format"] == "ragproof.results/1" and data["passed"] is False
     assert data["datasets"][0]["path"] == "cases.frozen.json"
     assert data["datasets"][0]["frozen"] is True and data["datasets"][0]["cases"] == 4

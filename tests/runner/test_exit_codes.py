@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.runner.conftest import behave, load_results, run
+from tests.pytester_projects import behave, load_json, run
 
 
 def test_all_pass(project: pytest.Pytester, mode: list[str]) -> None:
@@ -62,7 +62,7 @@ def test_pipeline_raises_is_an_error_counted_as_n_error(
     result.stdout.fnmatch_lines(
         ["*ValueError: backend exploded*", "*errors: qa-good (ValueError)*"]
     )
-    data = load_results(report)
+    data = load_json(report)
     case = next(c for c in data["cases"] if c["id"] == "qa-good")
     assert case["status"] == "error" and case["error_type"] == "ValueError"
     assert case["metrics"] == {}
