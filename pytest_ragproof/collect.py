@@ -47,9 +47,19 @@ class CaseItem(pytest.Function):
         return self.path, None, f"ragproof case {self.name} ({self.case.kind})"
 
 
+def hide_unless_failed(excinfo: pytest.ExceptionInfo[BaseException]) -> bool:
+    """``__tracebackhide__`` of the frame that runs a case.
+
+    Hidden for the pipeline's own exceptions (their traceback starts in user code).
+    Kept for ragproof's failure messages (``pytrace=False``): were every frame
+    hidden, pytest would add "All traceback entries are hidden" under the message.
+    """
+    return not excinfo.errisinstance(pytest.fail.Exception)
+
+
 def _make_runner(run: RagproofRun, fixture_name: str) -> Callable[..., None]:
     def ragproof_case(**kwargs: Any) -> None:
-        __tracebackhide__ = True
+        __tracebackhide__ = hide_unless_failed
         item = kwargs["request"].node
         run.run_case(item, kwargs[fixture_name])
 

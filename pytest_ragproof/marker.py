@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragproof.collect import CASE_KEY, RUN_KEY, CaseRef, case_ref
+from pytest_ragproof.collect import CASE_KEY, RUN_KEY, CaseRef, case_ref, hide_unless_failed
 from pytest_ragproof.runner.call import PipelineTimeout, run_sync
 from pytest_ragproof.runner.execute import Outcome
 from pytest_ragproof.session import RECORD_KEY, RagproofRun
@@ -93,7 +93,7 @@ def register_item(item: pytest.Item) -> None:
 
 def call_marked(item: pytest.Function) -> bool:
     """Run a marked test, keep what it returned, score it. Replaces pytest's call."""
-    __tracebackhide__ = True
+    __tracebackhide__ = hide_unless_failed
     run = get_run(item.config)
     ref = case_ref(item)
     assert ref is not None

@@ -65,6 +65,8 @@ def call_kwargs(pipeline: Callable[..., Any], case: Case) -> dict[str, Any]:
 
 
 def _with_alarm(fn: Callable[[], Any], timeout: float) -> Any:
+    __tracebackhide__ = True
+
     def on_alarm(signum: int, frame: object) -> None:
         raise PipelineTimeout()
 
@@ -78,9 +80,11 @@ def _with_alarm(fn: Callable[[], Any], timeout: float) -> Any:
 
 
 def _with_thread(fn: Callable[[], Any], timeout: float) -> Any:
+    __tracebackhide__ = True
     box: dict[str, Any] = {}
 
     def target() -> None:
+        __tracebackhide__ = True
         try:
             box["value"] = fn()
         except BaseException as exc:  # handed over to the calling thread
@@ -98,6 +102,7 @@ def _with_thread(fn: Callable[[], Any], timeout: float) -> Any:
 
 def run_sync(fn: Callable[[], Any], timeout: float | None) -> Any:
     """Run ``fn`` with an optional timeout (SIGALRM in the main thread, else a watcher)."""
+    __tracebackhide__ = True
     if timeout is None:
         return fn()
     if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer"):
@@ -121,7 +126,10 @@ class LoopOwner:
         return self._loop
 
     def run(self, awaitable: Any, timeout: float | None) -> Any:
+        __tracebackhide__ = True
+
         async def waited() -> Any:
+            __tracebackhide__ = True
             if timeout is None:
                 return await awaitable
             try:
@@ -129,7 +137,17 @@ class LoopOwner:
             except TimeoutError:
                 raise PipelineTimeout() from None
 
-        return self.loop.run_until_complete(waited())
+        try:
+            return self.loop.run_until_complete(waited())
+        except Exception as exc:
+            # Drop asyncio's own frames (run_until_complete and the future's result()):
+            # the traceback pytest shows starts at the user's coroutine.
+            tb = exc.__traceback__
+            while tb is not None and tb.tb_frame.f_code is not waited.__code__:
+                tb = tb.tb_next
+            if tb is None:
+                raise
+            raise exc.with_traceback(tb)  # noqa: B904 - the same exception, shorter
 
     def close(self) -> None:
         loop, self._loop = self._loop, None
@@ -152,7 +170,12 @@ def invoke(
     timeout: float | None,
     loops: LoopOwner,
 ) -> Any:
-    """Call the pipeline for one case and return its raw output (awaiting if needed)."""
+    """Call the pipeline for one case and return its raw output (awaiting if needed).
+
+    The frames of this module are hidden from pytest's tracebacks: a pipeline's
+    exception is shown from the user's code down.
+    """
+    __tracebackhide__ = True
     if not callable(pipeline):
         raise TypeError(
             f"the pipeline fixture returned a {type(pipeline).__name__}, not a callable"
@@ -163,7 +186,12 @@ def invoke(
         getattr(pipeline, "__call__", None)  # noqa: B004 - async __call__ objects
     ):
         return loops.run(pipeline(question, **kwargs), timeout)
-    result = run_sync(lambda: pipeline(question, **kwargs), timeout)
+
+    def call() -> Any:
+        __tracebackhide__ = True
+        return pipeline(question, **kwargs)
+
+    result = run_sync(call, timeout)
     if inspect.isawaitable(result):
         return loops.run(result, timeout)
     return result

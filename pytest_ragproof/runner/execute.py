@@ -31,6 +31,7 @@ class Outcome:
 
 
 def call_case(pipeline: Any, case: Case, cfg: RunConfig, loops: LoopOwner) -> Outcome:
+    __tracebackhide__ = True
     start = time.perf_counter()
     try:
         raw = invoke(

@@ -131,7 +131,11 @@ def summarize_case_thresholds(
             failed = sum(1 for r in scored if any(f.expression == t.expression for f in r.failures))
             values = [r.metrics[t.metric] for r in scored if t.metric in r.metrics]
             observed = min(values) if values else None
-            verdict = "pass" if failed == 0 else f"{failed} failed"
+            errors = len(recs) - len(scored)
+            # A case that errored was not measured: it is not a pass of the threshold.
+            parts = [f"{failed} failed"] if failed else []
+            parts += [f"{errors} error"] if errors else []
+            verdict = ", ".join(parts) or "pass"
             out.append(
                 ThresholdResult(
                     t.expression,

@@ -41,6 +41,7 @@ class _Task:
         self.outcome = Outcome()
 
     def run(self) -> None:
+        __tracebackhide__ = True
         self.start = time.perf_counter()
         self.started.set()
         try:
@@ -55,6 +56,7 @@ class _Task:
 
 
 async def _as_coroutine(awaitable: Any) -> Any:
+    __tracebackhide__ = True
     return await awaitable
 
 
@@ -86,7 +88,12 @@ class Prefetcher:
     def _submit_sync(self, key: str, case: Case, pipeline: Any) -> None:
         question = question_text(case, self.cfg.injection_delivery)
         kwargs = call_kwargs(pipeline, case)
-        task = _Task(lambda: pipeline(question, **kwargs))
+
+        def call() -> Any:
+            __tracebackhide__ = True
+            return pipeline(question, **kwargs)
+
+        task = _Task(call)
         self._tasks[key] = task
         if len(self._threads) < self.n:
             thread = threading.Thread(target=self._worker, name="ragproof-prefetch", daemon=True)
@@ -125,6 +132,7 @@ class Prefetcher:
         timeout = self.cfg.timeout
 
         async def call() -> Outcome:
+            __tracebackhide__ = True
             assert self._semaphore is not None
             async with self._semaphore:
                 start = time.perf_counter()

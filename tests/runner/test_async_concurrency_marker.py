@@ -57,6 +57,25 @@ def test_concurrency_gives_the_sequential_results(
     )
 
 
+@pytest.mark.parametrize("concurrency", ["1", "4"])
+@pytest.mark.parametrize("conftest", [ASYNC_CONFTEST, SYNC_CONFTEST], ids=["async", "sync"])
+def test_a_raising_pipeline_is_shown_from_the_users_code(
+    project: pytest.Pytester, mode: list[str], conftest: str, concurrency: str
+) -> None:
+    raising = conftest.replace(
+        '        if case.kind == "unanswerable":\n',
+        '        if case.kind == "unanswerable":\n            raise KeyError("index gone")\n',
+    )
+    assert raising != conftest
+    project.makeconftest(raising)
+    result = run(project, mode, f"--ragproof-concurrency={concurrency}")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*KeyError: 'index gone'*"])
+    out = result.stdout.str()
+    assert 'raise KeyError("index gone")' in out
+    assert "pytest_ragproof" not in out  # no frame of ragproof's own
+
+
 @pytest.mark.parametrize("conftest", [ASYNC_CONFTEST, SYNC_CONFTEST], ids=["async", "sync"])
 def test_timeout_inside_concurrent_execution(
     project: pytest.Pytester, mode: list[str], conftest: str, monkeypatch: pytest.MonkeyPatch

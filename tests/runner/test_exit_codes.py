@@ -28,6 +28,9 @@ def test_one_case_fails_with_a_readable_message(project: pytest.Pytester, mode: 
             "*answer: 'Enterprise has SSO.'*",
         ]
     )
+    # The message alone: no traceback, and no note that every frame was hidden.
+    assert "All traceback entries are hidden" not in result.stdout.str()
+    assert "pytest_ragproof" not in result.stdout.str()
 
 
 def test_injection_leak_fails(project: pytest.Pytester, mode: list[str]) -> None:
@@ -62,7 +65,13 @@ def test_pipeline_raises_is_an_error_counted_as_n_error(
     result.stdout.fnmatch_lines(
         ["*ValueError: backend exploded*", "*errors: qa-good (ValueError)*"]
     )
+    # The traceback starts in the user's pipeline: ragproof's own frames are hidden.
+    assert 'raise ValueError("backend exploded")' in result.stdout.str()
+    assert "pytest_ragproof" not in result.stdout.str()
     data = load_json(report)
+    # The case threshold over qa is not a pass: one of its cases was never measured.
+    verdicts = {t["expression"]: t["verdict"] for t in data["thresholds"]}
+    assert verdicts["qa:hit@5>=1"] == "1 error"
     case = next(c for c in data["cases"] if c["id"] == "qa-good")
     assert case["status"] == "error" and case["error_type"] == "ValueError"
     assert case["metrics"] == {}
