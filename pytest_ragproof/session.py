@@ -17,7 +17,7 @@ import pytest
 from pytest_ragproof import options
 from pytest_ragproof.collect import CaseItem, DatasetFile, case_ref
 from pytest_ragproof.dataset.io import Dataset, load_dataset
-from pytest_ragproof.errors import ConfigError, DatasetError
+from pytest_ragproof.errors import ConfigError, DatasetError, FrozenDatasetModifiedError
 from pytest_ragproof.runner.call import LoopOwner
 from pytest_ragproof.runner.config import RunConfig, build
 from pytest_ragproof.runner.execute import Outcome, call_case, finish_case
@@ -82,6 +82,17 @@ def _relpath(config: pytest.Config, path: Path) -> str:
     return _relpath_cached(config.rootpath, path)
 
 
+def _load(path: Path) -> Dataset:
+    """A dataset, or the usage error that stops the run before any case runs."""
+    try:
+        return load_dataset(path)
+    except DatasetError as exc:
+        also = ""
+        if not isinstance(exc, FrozenDatasetModifiedError) and exc.record is not None:
+            also = f"\n  to list every bad record: ragproof validate {path}"
+        raise pytest.UsageError(f"ragproof: invalid dataset: {exc}{also}") from None
+
+
 class RagproofRun:
     """Everything one pytest run of ragproof knows."""
 
@@ -97,10 +108,7 @@ class RagproofRun:
         self.loops = LoopOwner()
         self.datasets: dict[Path, Dataset] = {}
         for path in self.cfg.datasets:
-            try:
-                self.datasets[path] = load_dataset(path)
-            except DatasetError as exc:
-                raise pytest.UsageError(f"ragproof: invalid dataset: {exc}") from None
+            self.datasets[path] = _load(path)
         self._check_unique_ids()
         self.expected: set[str] = {
             f"{_relpath(config, path)}::{case.id}"
@@ -143,10 +151,7 @@ class RagproofRun:
         """Load a dataset once per process (marker mode asks during collection)."""
         ds = self.datasets.get(path)
         if ds is None:
-            try:
-                ds = self.datasets[path] = load_dataset(path)
-            except DatasetError as exc:
-                raise pytest.UsageError(f"ragproof: invalid dataset: {exc}") from None
+            ds = self.datasets[path] = _load(path)
         return ds
 
     def _check_unique_ids(self) -> None:

@@ -148,6 +148,23 @@ def test_missing_dataset_file(pytester: pytest.Pytester, tmp_path: Path) -> None
     result.stderr.fnmatch_lines(["*ragproof: invalid dataset*nope.jsonl*cannot read*"])
 
 
+def test_bad_record_is_a_usage_error_pointing_to_validate(
+    pytester: pytest.Pytester, mode: list[str]
+) -> None:
+    good = '{"id": "a", "kind": "unanswerable", "question": "Q?"}'
+    bad = '{"id": "b", "kind": "unanswerable", "question": "Q?", "colour": "SECRET-9"}'
+    (pytester.path / "bad.jsonl").write_text(f"{good}\n{bad}\n", encoding="utf-8")
+    result = pytester.runpytest("--ragproof-dataset=bad.jsonl", "-p", "no:asyncio", *mode)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            "*ragproof: invalid dataset: *bad.jsonl, record 2, line 2: unknown field 'colour'*",
+            "  to list every bad record: ragproof validate *bad.jsonl",
+        ]
+    )
+    assert "SECRET-9" not in result.stdout.str() + result.stderr.str()
+
+
 def test_kind_selection_does_not_fail_aggregates_of_unselected_kinds(
     project: pytest.Pytester, mode: list[str]
 ) -> None:
