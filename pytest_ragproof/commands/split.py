@@ -39,15 +39,17 @@ def run(args: argparse.Namespace) -> int:
         )
     dataset = load_dataset(src, field_map=field_map_from(args))
     cases = assign_splits(dataset.cases, args.seed, ratios, group_by=args.group_by, source=str(src))
-    changed = sum(
-        1 for old, new in zip(dataset.cases, cases, strict=True) if old.split != new.split
-    )
+    pairs = list(zip(dataset.cases, cases, strict=True))
+    assigned = sum(1 for old, _ in pairs if old.split is None)
+    changed = sum(1 for old, new in pairs if old.split is not None and old.split != new.split)
     write_jsonl(cases, out)
     counts = Counter(c.split for c in cases)
     summary = ", ".join(
         f"{name} {counts.get(name, 0)}" for name in ("optimize", "validation", "test")
     )
     print(f"wrote {len(cases)} case(s) to {out}: {summary}")
+    if assigned:
+        print(f"{assigned} case(s) had no split and got one")
     if changed:
         print(f"{changed} case(s) got a different split than before")
     if dataset.n_rejected:

@@ -116,3 +116,23 @@ def test_bad_map_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     path.write_text("a\n1\n")
     assert main(["validate", str(path), "--map", "a=nonsense"]) == 1
     assert "not a case field" in capsys.readouterr().err
+
+
+def test_split_says_which_cases_got_a_split_and_which_changed(
+    write_jsonl: Callable[..., Path], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    src = write_jsonl([qa(id=f"q{i}") for i in range(20)])
+    first = tmp_path / "first.jsonl"
+    assert main(["split", str(src), "--seed", "4", "-o", str(first)]) == 0
+    out = capsys.readouterr().out
+    assert "20 case(s) had no split and got one" in out and "different split" not in out
+    again = tmp_path / "again.jsonl"
+    assert main(["split", str(first), "--seed", "4", "-o", str(again)]) == 0
+    out = capsys.readouterr().out
+    assert "got one" not in out and "different split" not in out  # stable: nothing moved
+    not_test = sum(json.loads(line)["split"] != "test" for line in first.read_text().splitlines())
+    assert 0 < not_test < 20
+    everything_test = tmp_path / "test.jsonl"
+    args = ["split", str(first), "--seed", "4", "--ratios", "0,0,1", "-o", str(everything_test)]
+    assert main(args) == 0
+    assert f"{not_test} case(s) got a different split than before" in capsys.readouterr().out
