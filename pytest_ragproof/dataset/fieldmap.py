@@ -104,6 +104,12 @@ def _decode_cell(source: str, target: str, value: Any) -> Any:
                 hint='write arrays like ["a", "b"] and objects like {"k": 1}',
                 exc_type="JSONDecodeError",
             ) from None
+        except RecursionError:
+            raise RecordError(
+                f"column '{source[:40]}' ({target}) is nested too deeply to parse",
+                hint="flatten it",
+                exc_type="RecursionError",
+            ) from None
         want = list if target in _ARRAY_FIELDS else dict
         if not isinstance(decoded, want):
             raise RecordError(

@@ -288,6 +288,8 @@ def _iter_jsonl(
                 exc_type="ValueError",
                 hint="use a finite number or a string",
             )
+        except RecursionError:
+            error = _too_deep(source, record, lineno)
         else:
             yield lineno, value
             continue
@@ -295,6 +297,17 @@ def _iter_jsonl(
             raise error
         errors.append(error)
         yield lineno, _BAD
+
+
+def _too_deep(source: str, record: int | None = None, line: int | None = None) -> DatasetError:
+    return DatasetError(
+        "holds values nested too deeply to parse",
+        source=source,
+        record=record,
+        line=line,
+        exc_type="RecursionError",
+        hint="flatten the nested arrays or objects",
+    )
 
 
 def _element_lines(text: str) -> list[int]:
@@ -373,7 +386,7 @@ def _sniff(path: Path, text: str) -> tuple[str, Any]:
     if head.startswith("{"):
         try:
             value = _loads(text)  # a JSONL file fails fast, after its first line
-        except ValueError:
+        except (ValueError, RecursionError):
             return "jsonl", None
         if isinstance(value, dict) and ("format" in value or "cases" in value):
             return "frozen", value
@@ -478,6 +491,8 @@ def _load_frozen(source: str, text: str, doc: Any = None) -> Dataset:
             raise _modified(source, f"invalid JSON ({exc.msg})", exc.lineno) from None
         except ValueError:
             raise _modified(source, "holds NaN or Infinity") from None
+        except RecursionError:
+            raise _modified(source, "holds values nested too deeply to parse") from None
     fmt = doc.get("format") if isinstance(doc, dict) else None
     if fmt != FORMAT:
         if isinstance(fmt, str) and fmt.startswith("ragproof.dataset/"):
@@ -633,6 +648,8 @@ def _load(
                     exc_type="ValueError",
                     hint="use a finite number or a string",
                 ) from None
+            except RecursionError:
+                raise _too_deep(name) from None
             return _build(name, _iter_json_array(name, text, values), field_map)
         return _build(name, _iter_jsonl(name, text), field_map)
     if isinstance(source, Mapping | bytes):
@@ -686,7 +703,7 @@ def find_problems(
             else:
                 pairs = _iter_jsonl(name, text, errors)
             _collect(name, pairs, field_map, from_csv=kind == "csv", errors=errors)
-    except (DatasetError, ValueError):
+    except (DatasetError, ValueError, RecursionError):
         return [failure]
     errors.sort(key=lambda e: e.record or 0)
     return errors or [failure]

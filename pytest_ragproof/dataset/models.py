@@ -35,7 +35,10 @@ ReviewStatus = Literal["pending", "approved", "rejected"]
 NonEmptyStr = Annotated[str, Field(min_length=1)]
 
 
-def freeze_json(value: Any, path: str = "metadata") -> Any:
+MAX_DEPTH = 100  # as in normalize.py: deeper metadata, or metadata holding itself, is refused
+
+
+def freeze_json(value: Any, path: str = "metadata", depth: int = 0) -> Any:
     """Deep-freeze a JSON value; raise ValueError (value-free) on non-JSON or non-finite."""
     if type(value) is CheckedFrozenDict:
         return value  # built by normalization after the same checks
@@ -61,15 +64,19 @@ def freeze_json(value: Any, path: str = "metadata") -> Any:
         if not math.isfinite(value):
             raise ValueError(f"{path} holds a non-finite number (NaN or Infinity)")
         return value
+    if depth >= MAX_DEPTH and isinstance(value, Mapping | list | tuple):
+        raise ValueError(
+            f"metadata is nested more than {MAX_DEPTH} levels deep (or contains itself)"
+        )
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key, item in value.items():
             if not isinstance(key, str):
                 raise ValueError(f"{path} has a non-string key")
-            out[key] = freeze_json(item, f"{path}.{key[:40]}")
+            out[key] = freeze_json(item, f"{path}.{key[:40]}", depth + 1)
         return FrozenDict(out)
     if isinstance(value, list | tuple):
-        return tuple(freeze_json(item, f"{path}[{i}]") for i, item in enumerate(value))
+        return tuple(freeze_json(item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value))
     raise ValueError(f"{path} holds a {type(value).__name__}, which is not a JSON value")
 
 

@@ -112,7 +112,19 @@ def _clean(value: str) -> bool:
     return value.strip() is value and value.isascii() and value.isprintable()
 
 
-def _json_value(value: Any, where: str) -> Any:
+MAX_DEPTH = 100
+"""How deeply metadata and provenance may nest (deeper, or a value holding itself, is refused)."""
+
+
+def _too_deep(where: str) -> RecordError:
+    field = where.split(".", 1)[0].split("[", 1)[0]
+    return RecordError(
+        f"{field} is nested more than {MAX_DEPTH} levels deep (or contains itself)",
+        hint="flatten it",
+    )
+
+
+def _json_value(value: Any, where: str, depth: int = 0) -> Any:
     """Normalize strings inside a JSON value and reject what JSON cannot hold."""
     kind = type(value)
     if kind is int or kind is bool or value is None:
@@ -144,6 +156,8 @@ def _json_value(value: Any, where: str) -> Any:
                 f"{where} holds a non-finite number", hint="use a finite number or a string"
             )
         return value
+    if depth >= MAX_DEPTH and isinstance(value, Mapping | list | tuple):
+        raise _too_deep(where)
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key, item in value.items():
@@ -155,10 +169,10 @@ def _json_value(value: Any, where: str) -> Any:
                     f"{where} has two keys that are equal after normalization",
                     hint="rename one of them",
                 )
-            out[nkey] = _json_value(item, f"{where}.{nkey[:40]}")
+            out[nkey] = _json_value(item, f"{where}.{nkey[:40]}", depth + 1)
         return out
     if isinstance(value, list | tuple):
-        return [_json_value(item, f"{where}[{i}]") for i, item in enumerate(value)]
+        return [_json_value(item, f"{where}[{i}]", depth + 1) for i, item in enumerate(value)]
     raise RecordError(
         f"{where} holds a {type(value).__name__}, which is not a JSON value",
         hint="use strings, numbers, booleans, null, arrays and objects only",

@@ -206,3 +206,51 @@ def test_non_finite_metadata_from_python() -> None:
     with pytest.raises(DatasetError, match=r"metadata\.k\.deep holds a non-finite number") as info:
         load_dataset([GOOD, qa(id="b", metadata={"k": {"deep": float("nan")}})])
     assert info.value.record == 2
+
+
+def _nested(depth: int) -> list[Any]:
+    value: list[Any] = [SECRET]
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def test_metadata_nested_deeper_than_the_limit(write_jsonl: Callable[..., Path]) -> None:
+    from pytest_ragproof.dataset.normalize import MAX_DEPTH
+
+    assert load_dataset([qa(id="a", metadata={"x": _nested(MAX_DEPTH - 1)})])
+    err = _error(write_jsonl, qa(metadata={"x": _nested(MAX_DEPTH + 5)}))
+    assert "metadata is nested more than 100 levels deep" in str(err)
+
+
+def test_json_too_deep_to_parse_is_an_error_not_a_crash(write_jsonl: Callable[..., Path]) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    path = write_jsonl([], raw=json.dumps(GOOD) + f'\n{{"question": "{SECRET}", "x": {deep}}}\n')
+    with pytest.raises(DatasetError, match="nested too deeply to parse") as info:
+        load_dataset(path)
+    assert info.value.record == 2 and info.value.line == 2
+    array = write_jsonl([], name="cases.json", raw=f"[{json.dumps(GOOD)}, {deep}]")
+    with pytest.raises(DatasetError, match="nested too deeply to parse"):
+        load_dataset(array)
+
+
+def test_metadata_that_contains_itself(tmp_path: Path) -> None:
+    from pytest_ragproof.dataset.models import Case
+
+    loop: dict[str, Any] = {"secret": SECRET}
+    loop["self"] = loop
+    with pytest.raises(DatasetError, match="contains itself") as info:
+        load_dataset([GOOD, qa(id="b", metadata=loop)])
+    assert info.value.record == 2 and SECRET not in str(info.value)
+    with pytest.raises(ValueError, match="contains itself"):  # pydantic's ValidationError
+        Case.model_validate({"id": "c", "kind": "unanswerable", "question": "Q", "metadata": loop})
+
+
+def test_csv_cell_too_deep_to_parse(tmp_path: Path) -> None:
+    path = tmp_path / "c.csv"
+    deep = "[" * 5_000 + "]" * 5_000  # within csv's field size limit, beyond Python's recursion
+    path.write_text(f'q,tags\nWhat?,"{deep}"\n', encoding="utf-8")
+    fmap = DatasetFieldMap({"q": "question", "tags": "tags"})
+    with pytest.raises(DatasetError, match="nested too deeply to parse") as info:
+        load_dataset(path, field_map=fmap)
+    assert info.value.record == 1 and info.value.line == 2
