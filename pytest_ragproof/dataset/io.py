@@ -161,6 +161,25 @@ class _Builder:
                 return i, *_duplicate(first + 1, self.implicit[i] and self.implicit[first])
         return None
 
+    def _encode(self) -> list[str]:
+        encode = canonical_json
+        try:
+            return [encode(canon) for canon in self.canons]
+        except ValueError:
+            pass
+        for i, canon in enumerate(self.canons):  # which record, for the message
+            try:
+                encode(canon)
+            except ValueError:
+                raise _fail(
+                    self.source,
+                    self.raw(i),
+                    "holds a number JSON cannot hold (an integer of over 4300 digits)",
+                    hint="store it as a string",
+                    exc_type="ValueError",
+                ) from None
+        raise AssertionError("unreachable: a record failed to encode, then none did")
+
     def validate(self) -> None:
         if self.validated:
             return
@@ -181,8 +200,7 @@ class _Builder:
             raise _fail(self.source, self.raw(index), reason, hint=hint, exc_type="DuplicateId")
         texts = self.texts
         if texts is None:
-            encode = canonical_json
-            texts = [encode(canon) for canon in self.canons]
+            texts = self._encode()
         if any(case.review_status == "rejected" for case in cases):
             keep = [i for i, case in enumerate(cases) if case.review_status != "rejected"]
             self.n_rejected = len(cases) - len(keep)
@@ -230,8 +248,20 @@ def _json_error(source: str, text: str, exc: json.JSONDecodeError, record: int |
     ) from None
 
 
+class _ConstantError(ValueError):
+    """NaN, Infinity or -Infinity in JSON text."""
+
+
 def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
+    raise _ConstantError(f"{name} is not valid JSON")
+
+
+def _bad_number(exc: ValueError) -> tuple[str, str]:
+    """Reason and fix for the ValueErrors decoding raises besides JSONDecodeError."""
+    if isinstance(exc, _ConstantError):
+        return "holds NaN or Infinity, which JSON does not allow", "use a finite number or a string"
+    # Python refuses to read integers of more than sys.get_int_max_str_digits() digits.
+    return "holds an integer too long to read (over 4300 digits)", "store it as a string"
 
 
 # One decoder for every line: json.loads with parse_constant builds a new one per call.
@@ -279,14 +309,10 @@ def _iter_jsonl(
                 exc_type="JSONDecodeError",
                 hint="each line of a JSONL file must be one JSON object",
             )
-        except ValueError:
+        except ValueError as exc:
+            reason, hint = _bad_number(exc)
             error = DatasetError(
-                "holds NaN or Infinity, which JSON does not allow",
-                source=source,
-                record=record,
-                line=lineno,
-                exc_type="ValueError",
-                hint="use a finite number or a string",
+                reason, source=source, record=record, line=lineno, exc_type="ValueError", hint=hint
             )
         except RecursionError:
             error = _too_deep(source, record, lineno)
@@ -489,8 +515,8 @@ def _load_frozen(source: str, text: str, doc: Any = None) -> Dataset:
             doc = _loads(text)
         except json.JSONDecodeError as exc:
             raise _modified(source, f"invalid JSON ({exc.msg})", exc.lineno) from None
-        except ValueError:
-            raise _modified(source, "holds NaN or Infinity") from None
+        except ValueError as exc:
+            raise _modified(source, _bad_number(exc)[0]) from None
         except RecursionError:
             raise _modified(source, "holds values nested too deeply to parse") from None
     fmt = doc.get("format") if isinstance(doc, dict) else None
@@ -641,13 +667,9 @@ def _load(
                 values = _loads(text)
             except json.JSONDecodeError as exc:
                 _json_error(name, text, exc, None)
-            except ValueError:
-                raise DatasetError(
-                    "holds NaN or Infinity, which JSON does not allow",
-                    source=name,
-                    exc_type="ValueError",
-                    hint="use a finite number or a string",
-                ) from None
+            except ValueError as exc:
+                reason, hint = _bad_number(exc)
+                raise DatasetError(reason, source=name, exc_type="ValueError", hint=hint) from None
             except RecursionError:
                 raise _too_deep(name) from None
             return _build(name, _iter_json_array(name, text, values), field_map)

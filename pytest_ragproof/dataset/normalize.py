@@ -249,7 +249,14 @@ def derive_canary(payload: str) -> str | None:
 def derive_id(canonical: Mapping[str, Any]) -> str:
     """Domain-separated content hash for records without an id."""
     content = {k: v for k, v in canonical.items() if k not in _NOT_IN_DERIVED_ID}
-    blob = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    try:
+        blob = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    except ValueError:  # values were checked, only an integer of over 4300 digits is left
+        raise RecordError(
+            "holds a number JSON cannot hold (an integer of over 4300 digits)",
+            hint="store it as a string",
+            exc_type="ValueError",
+        ) from None
     return "case-" + hashlib.sha256(ID_DOMAIN + blob.encode("utf-8")).hexdigest()[:16]
 
 

@@ -254,3 +254,20 @@ def test_csv_cell_too_deep_to_parse(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match="nested too deeply to parse") as info:
         load_dataset(path, field_map=fmap)
     assert info.value.record == 1 and info.value.line == 2
+
+
+def test_integer_too_long_to_read(write_jsonl: Callable[..., Path]) -> None:
+    # Python reads at most 4300 digits of an integer: an error, never mistaken for NaN.
+    huge = "7" * 5000
+    path = write_jsonl([], raw=json.dumps(GOOD) + f'\n{{"question": "{SECRET}", "x": {huge}}}\n')
+    with pytest.raises(DatasetError, match="integer too long to read") as info:
+        load_dataset(path)
+    assert info.value.record == 2 and info.value.line == 2
+    assert SECRET not in str(info.value) and huge not in str(info.value)
+    with pytest.raises(DatasetError, match="integer of over 4300 digits") as info:
+        load_dataset([GOOD, qa(id="b", metadata={"n": 10**5000})])
+    assert info.value.record == 2
+    implicit = qa(metadata={"n": 10**5000})
+    del implicit["id"]  # the derived id hashes the content: the same error, not a crash
+    with pytest.raises(DatasetError, match="integer of over 4300 digits"):
+        load_dataset([implicit])
