@@ -18,7 +18,7 @@ from pytest_ragproof import options
 from pytest_ragproof.collect import CaseItem, DatasetFile, case_ref
 from pytest_ragproof.dataset.io import Dataset, load_dataset
 from pytest_ragproof.errors import ConfigError, DatasetError, FrozenDatasetModifiedError
-from pytest_ragproof.runner.call import LoopOwner
+from pytest_ragproof.runner.call import LoopOwner, NotCallableError
 from pytest_ragproof.runner.config import RunConfig, build
 from pytest_ragproof.runner.execute import Outcome, call_case, finish_case
 from pytest_ragproof.runner.exports import EXPORTERS, write_export
@@ -229,7 +229,10 @@ class RagproofRun:
         record = self.new_record(item)
         item.stash[RECORD_KEY] = record
         prefetcher = self._prefetcher_for(item)
-        if prefetcher is None:
+        if not callable(pipeline):
+            error = NotCallableError(pipeline, self.cfg.pipeline_fixture)
+            outcome = Outcome(error=error)
+        elif prefetcher is None:
             outcome = call_case(pipeline, item.case, self.cfg, self.loops)
         else:
             prefetcher.submit(self._upcoming(item, prefetcher.n), pipeline)
@@ -245,6 +248,8 @@ class RagproofRun:
         for name, value in record.metrics.items():
             item.user_properties.append((f"ragproof.{name}", value))
         item.user_properties.append(("ragproof.status", record.status))
+        if isinstance(outcome.error, NotCallableError):
+            pytest.fail(str(outcome.error), pytrace=False)  # our message; no traceback to show
         if outcome.error is not None and not self.cfg.redact:
             raise outcome.error  # the user's exception, shown as usual
         if verdict.message is not None:

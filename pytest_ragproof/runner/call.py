@@ -18,6 +18,20 @@ from typing import Any
 from pytest_ragproof.dataset.models import Case
 
 
+class NotCallableError(TypeError):
+    """The pipeline is something that cannot be called."""
+
+    def __init__(self, pipeline: object, fixture: str | None = None) -> None:
+        kind = type(pipeline).__name__
+        if fixture is None:
+            message = f"the pipeline is a {kind}, not a callable; pass the function"
+        else:
+            message = (
+                f"the '{fixture}' fixture returned a {kind}, not a callable; return the function"
+            )
+        super().__init__(f"{message} (or object with __call__) that answers a question")
+
+
 class PipelineTimeout(BaseException):
     """Raised inside a pipeline call that ran out of time.
 
@@ -177,9 +191,7 @@ def invoke(
     """
     __tracebackhide__ = True
     if not callable(pipeline):
-        raise TypeError(
-            f"the pipeline fixture returned a {type(pipeline).__name__}, not a callable"
-        )
+        raise NotCallableError(pipeline)
     question = question_text(case, delivery)
     kwargs = call_kwargs(pipeline, case)
     if inspect.iscoroutinefunction(pipeline) or inspect.iscoroutinefunction(

@@ -146,3 +146,23 @@ def test_collect_only_lists_cases_and_does_not_gate(project: pytest.Pytester) ->
     assert result.ret == 0
     result.stdout.fnmatch_lines(["cases.frozen.json::inj-1", "cases.frozen.json::qa-good"])
     assert "ragproof summary" not in result.stdout.str()
+
+
+@pytest.mark.parametrize("concurrency", ["1", "4"])
+def test_a_pipeline_fixture_that_is_not_callable(
+    project: pytest.Pytester, mode: list[str], concurrency: str
+) -> None:
+    project.makeconftest(
+        "import pytest\n\n@pytest.fixture(scope='session')\ndef rag_pipeline():\n"
+        "    return {'not': 'callable'}\n"
+    )
+    result = run(project, mode, f"--ragproof-concurrency={concurrency}")
+    assert result.ret == 1
+    result.assert_outcomes(failed=4)
+    result.stdout.fnmatch_lines(
+        [
+            "*the 'rag_pipeline' fixture returned a dict, not a callable*",
+            "*cases: 0 passed, 0 failed, 4 error*",
+        ]
+    )
+    assert "All traceback entries are hidden" not in result.stdout.str()
