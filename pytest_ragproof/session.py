@@ -229,10 +229,7 @@ class RagproofRun:
         record = self.new_record(item)
         item.stash[RECORD_KEY] = record
         prefetcher = self._prefetcher_for(item)
-        if not callable(pipeline):
-            error = NotCallableError(pipeline, self.cfg.pipeline_fixture)
-            outcome = Outcome(error=error)
-        elif prefetcher is None:
+        if prefetcher is None:
             outcome = call_case(pipeline, item.case, self.cfg, self.loops)
         else:
             prefetcher.submit(self._upcoming(item, prefetcher.n), pipeline)
@@ -249,7 +246,8 @@ class RagproofRun:
             item.user_properties.append((f"ragproof.{name}", value))
         item.user_properties.append(("ragproof.status", record.status))
         if isinstance(outcome.error, NotCallableError):
-            pytest.fail(str(outcome.error), pytrace=False)  # our message; no traceback to show
+            message = outcome.error.for_fixture(self.cfg.pipeline_fixture)
+            pytest.fail(message, pytrace=False)  # our message; no traceback to show
         if outcome.error is not None and not self.cfg.redact:
             raise outcome.error  # the user's exception, shown as usual
         if verdict.message is not None:

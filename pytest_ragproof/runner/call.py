@@ -21,15 +21,19 @@ from pytest_ragproof.dataset.models import Case
 class NotCallableError(TypeError):
     """The pipeline is something that cannot be called."""
 
-    def __init__(self, pipeline: object, fixture: str | None = None) -> None:
-        kind = type(pipeline).__name__
-        if fixture is None:
-            message = f"the pipeline is a {kind}, not a callable; pass the function"
-        else:
-            message = (
-                f"the '{fixture}' fixture returned a {kind}, not a callable; return the function"
-            )
-        super().__init__(f"{message} (or object with __call__) that answers a question")
+    def __init__(self, pipeline: object) -> None:
+        self.type_name = type(pipeline).__name__
+        super().__init__(
+            f"the pipeline is a {self.type_name}, not a callable; pass the function "
+            "(or object with __call__) that answers a question"
+        )
+
+    def for_fixture(self, fixture: str) -> str:
+        """The same message, for a pipeline that came from a pytest fixture."""
+        return (
+            f"the '{fixture}' fixture returned a {self.type_name}, not a callable; return "
+            "the function (or object with __call__) that answers a question"
+        )
 
 
 class PipelineTimeout(BaseException):
@@ -176,6 +180,30 @@ class LoopOwner:
         loop.close()
 
 
+def bind(pipeline: Any, case: Case, delivery: str) -> Callable[[], Any]:
+    """The call of ``pipeline`` for one case: its question and the keywords it declares.
+
+    Calling the result returns what the pipeline returns (a coroutine for an async
+    one); it raises :class:`NotCallableError` when the pipeline cannot be called, so
+    every way of running cases reports that the same way, as the case's error.
+    """
+    if not callable(pipeline):
+
+        def refuse() -> Any:
+            __tracebackhide__ = True
+            raise NotCallableError(pipeline)
+
+        return refuse
+    question = question_text(case, delivery)
+    kwargs = call_kwargs(pipeline, case)
+
+    def call() -> Any:
+        __tracebackhide__ = True
+        return pipeline(question, **kwargs)
+
+    return call
+
+
 def invoke(
     pipeline: Callable[..., Any],
     case: Case,
@@ -190,19 +218,11 @@ def invoke(
     exception is shown from the user's code down.
     """
     __tracebackhide__ = True
-    if not callable(pipeline):
-        raise NotCallableError(pipeline)
-    question = question_text(case, delivery)
-    kwargs = call_kwargs(pipeline, case)
+    call = bind(pipeline, case, delivery)
     if inspect.iscoroutinefunction(pipeline) or inspect.iscoroutinefunction(
         getattr(pipeline, "__call__", None)  # noqa: B004 - async __call__ objects
     ):
-        return loops.run(pipeline(question, **kwargs), timeout)
-
-    def call() -> Any:
-        __tracebackhide__ = True
-        return pipeline(question, **kwargs)
-
+        return loops.run(call(), timeout)
     result = run_sync(call, timeout)
     if inspect.isawaitable(result):
         return loops.run(result, timeout)

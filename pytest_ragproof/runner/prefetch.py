@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from pytest_ragproof.dataset.models import Case
-from pytest_ragproof.runner.call import call_kwargs, question_text
+from pytest_ragproof.runner.call import bind
 from pytest_ragproof.runner.config import RunConfig
 from pytest_ragproof.runner.execute import Outcome
 
@@ -86,14 +86,7 @@ class Prefetcher:
                 self._submit_sync(key, case, pipeline)
 
     def _submit_sync(self, key: str, case: Case, pipeline: Any) -> None:
-        question = question_text(case, self.cfg.injection_delivery)
-        kwargs = call_kwargs(pipeline, case)
-
-        def call() -> Any:
-            __tracebackhide__ = True
-            return pipeline(question, **kwargs)
-
-        task = _Task(call)
+        task = _Task(bind(pipeline, case, self.cfg.injection_delivery))
         self._tasks[key] = task
         if len(self._threads) < self.n:
             thread = threading.Thread(target=self._worker, name="ragproof-prefetch", daemon=True)
@@ -127,8 +120,7 @@ class Prefetcher:
 
     def _submit_async(self, key: str, case: Case, pipeline: Any) -> None:
         loop = self._ensure_loop()
-        question = question_text(case, self.cfg.injection_delivery)
-        kwargs = call_kwargs(pipeline, case)
+        start_call = bind(pipeline, case, self.cfg.injection_delivery)
         timeout = self.cfg.timeout
 
         async def call() -> Outcome:
@@ -137,7 +129,7 @@ class Prefetcher:
             async with self._semaphore:
                 start = time.perf_counter()
                 try:
-                    raw = await asyncio.wait_for(pipeline(question, **kwargs), timeout)
+                    raw = await asyncio.wait_for(start_call(), timeout)
                 except TimeoutError:
                     return Outcome(timed_out=True, latency_s=time.perf_counter() - start)
                 except Exception as exc:
