@@ -13,7 +13,7 @@ import gc
 import io
 import json
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,6 +106,16 @@ def _invalid(source: str, raw: _Raw, error: Any) -> DatasetError:
     )
 
 
+def _duplicates(ids: Sequence[Any]) -> Iterator[tuple[int, int]]:
+    """(position, position of its first occurrence) for each repeated string id."""
+    seen: dict[str, int] = {}
+    for i, key in enumerate(ids):
+        if isinstance(key, str):
+            first = seen.setdefault(key, i)
+            if first != i:
+                yield i, first
+
+
 def _duplicate(first_record: int, both_implicit: bool) -> tuple[str, str]:
     """Reason and fix for a record whose id an earlier record already has."""
     if both_implicit:
@@ -144,21 +154,15 @@ class _Builder:
 
     def raw(self, index: int) -> _Raw:
         """Position of the record at ``index`` (0-based), for error messages."""
-        line = self.lines[index] if index < len(self.lines) else None
-        return _Raw(index + 1, line)
+        return _Raw(index + 1, self.lines[index])
 
     def _first_duplicate(self) -> tuple[int, str, str] | None:
         ids = [canon.get("id") for canon in self.canons]
         with contextlib.suppress(TypeError):  # an unhashable id: look record by record
             if len(set(ids)) == len(ids):
                 return None
-        seen: dict[Any, int] = {}
-        for i, key in enumerate(ids):
-            if not isinstance(key, str):
-                continue
-            first = seen.setdefault(key, i)
-            if first != i:
-                return i, *_duplicate(first + 1, self.implicit[i] and self.implicit[first])
+        for i, first in _duplicates(ids):
+            return i, *_duplicate(first + 1, self.implicit[i] and self.implicit[first])
         return None
 
     def _encode(self) -> list[str]:
@@ -419,6 +423,32 @@ def _sniff(path: Path, text: str) -> tuple[str, Any]:
     return "jsonl", None
 
 
+def _records(
+    source: str,
+    text: str,
+    kind: str,
+    field_map: DatasetFieldMap | None,
+    errors: list[DatasetError] | None = None,
+) -> Iterator[_Pair]:
+    """The (line, value) pairs of a JSONL, JSON array or CSV text (see ``_iter_jsonl``)."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if kind == "csv":
+        return _iter_csv(source, text, field_map, errors)
+    if kind == "jsonl":
+        return _iter_jsonl(source, text, errors)
+    try:
+        values = _loads(text)
+    except json.JSONDecodeError as exc:
+        _json_error(source, text, exc, None)
+    except ValueError as exc:
+        reason, hint = _bad_number(exc)
+        raise DatasetError(reason, source=source, exc_type="ValueError", hint=hint) from None
+    except RecursionError:
+        raise _too_deep(source) from None
+    return _iter_json_array(source, text, values)
+
+
 def _build(
     source: str,
     pairs: Iterable[_Pair],
@@ -427,31 +457,42 @@ def _build(
     from_csv: bool = False,
 ) -> Dataset:
     builder = _Builder(source)
+    lines = builder.lines
     for line, value in pairs:
-        if type(value) is not dict and not isinstance(value, Mapping):
-            raise _fail(
-                source,
-                _Raw(len(builder.lines) + 1, line),
-                f"is a JSON {type(value).__name__}, not an object",
-                hint="each record must be a JSON object of case fields",
-                exc_type="TypeError",
-            )
-        try:
-            record = value
-            if field_map is not None:
-                record = field_map.apply(record, from_csv=from_csv)
-            implicit_id = record.get("id") is None
-            canon = normalize_record(record)
-        except RecordError as exc:
-            raise _fail(
-                source,
-                _Raw(len(builder.lines) + 1, line),
-                exc.reason,
-                hint=exc.hint or _SCHEMA_HINT,
-                exc_type=exc.exc_type,
-            ) from None
+        canon, implicit_id = _canonical(source, len(lines) + 1, line, value, field_map, from_csv)
         builder.add(line, canon, implicit_id)
     return _finish(source, builder, frozen=False)
+
+
+def _canonical(
+    source: str,
+    record: int,
+    line: int | None,
+    value: Any,
+    field_map: DatasetFieldMap | None,
+    from_csv: bool,
+) -> tuple[dict[str, Any], bool]:
+    """A record's canonical dict and whether its id is implicit, or its DatasetError."""
+    if type(value) is not dict and not isinstance(value, Mapping):
+        raise _fail(
+            source,
+            _Raw(record, line),
+            f"is a JSON {type(value).__name__}, not an object",
+            hint="each record must be a JSON object of case fields",
+            exc_type="TypeError",
+        )
+    try:
+        if field_map is not None:
+            value = field_map.apply(value, from_csv=from_csv)
+        return normalize_record(value), value.get("id") is None
+    except RecordError as exc:
+        raise _fail(
+            source,
+            _Raw(record, line),
+            exc.reason,
+            hint=exc.hint or _SCHEMA_HINT,
+            exc_type=exc.exc_type,
+        ) from None
 
 
 def _finish(
@@ -658,22 +699,8 @@ def _load(
         kind, doc = _sniff(path, text)
         if kind == "frozen":
             return _load_frozen(name, text, doc)
-        if "\r" in text:
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
-        if kind == "csv":
-            return _build(name, _iter_csv(name, text, field_map), field_map, from_csv=True)
-        if kind == "array":
-            try:
-                values = _loads(text)
-            except json.JSONDecodeError as exc:
-                _json_error(name, text, exc, None)
-            except ValueError as exc:
-                reason, hint = _bad_number(exc)
-                raise DatasetError(reason, source=name, exc_type="ValueError", hint=hint) from None
-            except RecursionError:
-                raise _too_deep(name) from None
-            return _build(name, _iter_json_array(name, text, values), field_map)
-        return _build(name, _iter_jsonl(name, text), field_map)
+        pairs = _records(name, text, kind, field_map)
+        return _build(name, pairs, field_map, from_csv=kind == "csv")
     if isinstance(source, Mapping | bytes):
         raise DatasetError(
             f"expected a path or an iterable of mappings, got a {type(source).__name__}",
@@ -716,14 +743,7 @@ def find_problems(
             kind, _ = _sniff(path, text)
             if kind == "frozen":
                 return [failure]
-            if "\r" in text:
-                text = text.replace("\r\n", "\n").replace("\r", "\n")
-            if kind == "csv":
-                pairs = _iter_csv(name, text, field_map, errors)
-            elif kind == "array":
-                pairs = _iter_json_array(name, text, _loads(text))
-            else:
-                pairs = _iter_jsonl(name, text, errors)
+            pairs = _records(name, text, kind, field_map, errors)
             _collect(name, pairs, field_map, from_csv=kind == "csv", errors=errors)
     except (DatasetError, ValueError, RecursionError):
         return [failure]
@@ -744,46 +764,26 @@ def _collect(
     where: list[_Raw] = []
     implicit: list[bool] = []
     for index, (line, value) in enumerate(pairs):
-        raw = _Raw(index + 1, line)
         if value is _BAD:
             continue
-        if not isinstance(value, Mapping):
-            errors.append(
-                _fail(
-                    source,
-                    raw,
-                    f"is a JSON {type(value).__name__}, not an object",
-                    hint="each record must be a JSON object of case fields",
-                    exc_type="TypeError",
-                )
-            )
-            continue
         try:
-            record = value if field_map is None else field_map.apply(value, from_csv=from_csv)
-            canon = normalize_record(record)
-        except RecordError as exc:
-            errors.append(
-                _fail(source, raw, exc.reason, hint=exc.hint or _SCHEMA_HINT, exc_type=exc.exc_type)
-            )
+            canon, implicit_id = _canonical(source, index + 1, line, value, field_map, from_csv)
+        except DatasetError as exc:
+            errors.append(exc)
             continue
         canons.append(canon)
-        where.append(raw)
-        implicit.append(record.get("id") is None)
+        where.append(_Raw(index + 1, line))
+        implicit.append(implicit_id)
     try:
         _CASES.validate_python(canons)
     except ValidationError as exc:
-        first: dict[int, Any] = {}
+        first_error: dict[int, Any] = {}
         for error in exc.errors(include_url=False, include_input=False, include_context=False):
-            first.setdefault(int(error["loc"][0]), error)
-        errors.extend(_invalid(source, where[i], error) for i, error in first.items())
-    seen: dict[str, int] = {}
-    for i, canon in enumerate(canons):
-        key = canon.get("id")
-        if isinstance(key, str):
-            earlier = seen.setdefault(key, i)
-            if earlier != i:
-                reason, hint = _duplicate(where[earlier].record, implicit[i] and implicit[earlier])
-                errors.append(_fail(source, where[i], reason, hint=hint, exc_type="DuplicateId"))
+            first_error.setdefault(int(error["loc"][0]), error)
+        errors.extend(_invalid(source, where[i], error) for i, error in first_error.items())
+    for i, first in _duplicates([canon.get("id") for canon in canons]):
+        reason, hint = _duplicate(where[first].record, implicit[i] and implicit[first])
+        errors.append(_fail(source, where[i], reason, hint=hint, exc_type="DuplicateId"))
 
 
 def case_record(case: Case) -> dict[str, Any]:
