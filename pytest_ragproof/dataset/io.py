@@ -32,6 +32,7 @@ from pytest_ragproof.dataset.models import SCHEMA_VERSION, Case
 from pytest_ragproof.dataset.normalize import (
     DEFAULTS,
     DEFAULTS_V1,
+    TOO_LONG_INTEGER,
     RecordError,
     normalize_record,
 )
@@ -175,12 +176,9 @@ class _Builder:
             try:
                 encode(canon)
             except ValueError:
+                reason, hint = TOO_LONG_INTEGER
                 raise _fail(
-                    self.source,
-                    self.raw(i),
-                    "holds a number JSON cannot hold (an integer of over 4300 digits)",
-                    hint="store it as a string",
-                    exc_type="ValueError",
+                    self.source, self.raw(i), reason, hint=hint, exc_type="ValueError"
                 ) from None
         raise AssertionError("unreachable: a record failed to encode, then none did")
 

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_
 from pydantic import model_validator as _model_validator
 
 from pytest_ragproof.dataset.frozendict import CheckedFrozenDict, FrozenDict
+from pytest_ragproof.dataset.normalize import MAX_DEPTH
 
 SCHEMA_VERSION = 2
 """Version of the case schema written into frozen files.
@@ -33,9 +34,6 @@ ReviewStatus = Literal["pending", "approved", "rejected"]
 
 
 NonEmptyStr = Annotated[str, Field(min_length=1)]
-
-
-MAX_DEPTH = 100  # as in normalize.py: deeper metadata, or metadata holding itself, is refused
 
 
 def freeze_json(value: Any, path: str = "metadata", depth: int = 0) -> Any:

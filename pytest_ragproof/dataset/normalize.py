@@ -66,6 +66,13 @@ _STRING_LIST_FIELDS = frozenset({"expected_source_ids", "reference_contexts", "t
 # a case is reviewed or assigned to a split.
 _NOT_IN_DERIVED_ID = frozenset({"id", "split", "review_status"})
 
+#: Reason and fix when canonical JSON cannot hold a number: only an integer of more
+#: digits than Python converts to text (4300) gets past normalization.
+TOO_LONG_INTEGER = (
+    "holds a number JSON cannot hold (an integer of over 4300 digits)",
+    "store it as a string",
+)
+
 _UNKNOWN = object()
 _CANARY_TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9])?")
 
@@ -252,11 +259,8 @@ def derive_id(canonical: Mapping[str, Any]) -> str:
     try:
         blob = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     except ValueError:  # values were checked, only an integer of over 4300 digits is left
-        raise RecordError(
-            "holds a number JSON cannot hold (an integer of over 4300 digits)",
-            hint="store it as a string",
-            exc_type="ValueError",
-        ) from None
+        reason, hint = TOO_LONG_INTEGER
+        raise RecordError(reason, hint=hint, exc_type="ValueError") from None
     return "case-" + hashlib.sha256(ID_DOMAIN + blob.encode("utf-8")).hexdigest()[:16]
 
 
