@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, get_args, runtime_checkable
+
+from pytest_ragproof.vocabulary import QUESTION_TYPES
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -23,15 +25,9 @@ if TYPE_CHECKING:
 #: with a payload attached, so no generator writes them directly.
 GenKind = Literal["qa", "unanswerable"]
 
-#: qa question types in the style of Giskard RAGET, in their default order.
-QA_TYPES: tuple[str, ...] = (
-    "simple",
-    "complex",
-    "distracting",
-    "situational",
-    "double",
-    "conversational",
-)
+#: qa question types in the style of Giskard RAGET, in their default order: every
+#: question type but ``out_of_scope``, which belongs to unanswerable cases.
+QA_TYPES: tuple[str, ...] = tuple(t for t in QUESTION_TYPES if t != "out_of_scope")
 #: Types of unanswerable questions: on a chunk's subject but not answered by the
 #: corpus (``simple``), or plausible for the assistant yet outside the corpus
 #: (``out_of_scope``, RAGET's name).
@@ -49,15 +45,7 @@ DiscardReason = Literal[
     "provider_error",
 ]
 #: Why a requested item did not become a case, in the order summaries show them.
-DISCARD_REASONS: tuple[DiscardReason, ...] = (
-    "invalid_output",
-    "count_mismatch",
-    "not_answerable",
-    "wrong_answer",
-    "answerable",
-    "duplicate",
-    "provider_error",
-)
+DISCARD_REASONS: tuple[DiscardReason, ...] = get_args(DiscardReason)
 DISCARD_REASON_HELP: dict[DiscardReason, str] = {
     "invalid_output": "the reply did not validate (after one repair), or an item was unusable",
     "count_mismatch": "the reply held another number of items or verdicts than asked",
