@@ -192,28 +192,13 @@ BY_NAME = {o.name: o for o in OPTIONS}
 def register(parser: pytest.Parser) -> None:
     group = parser.getgroup("ragproof", "RAG regression tests (pytest-ragproof)")
     for opt in OPTIONS:
+        kwargs: dict[str, Any] = {"default": None, "dest": opt.dest, "help": opt.help}
         if opt.flag:
-            group.addoption(
-                opt.cli, action="store_true", default=None, dest=opt.dest, help=opt.help
-            )
-        elif opt.multiple:
-            group.addoption(
-                opt.cli,
-                action="append",
-                default=None,
-                dest=opt.dest,
-                metavar=opt.metavar,
-                help=opt.help,
-            )
+            kwargs["action"] = "store_true"
         else:
-            group.addoption(
-                opt.cli,
-                action="store",
-                default=None,
-                dest=opt.dest,
-                metavar=opt.metavar,
-                help=opt.help,
-            )
+            kwargs["action"] = "append" if opt.multiple else "store"
+            kwargs["metavar"] = opt.metavar
+        group.addoption(opt.cli, **kwargs)
         ini_default: Any = [] if opt.multiple else opt.default
         if opt.ini_type == "bool":
             ini_default = bool(opt.default)
