@@ -22,6 +22,7 @@ from typing import Any
 
 from pytest_ragproof.errors import ConfigError, IngestError
 from pytest_ragproof.ingest import Corpus, Document, SkippedFile
+from pytest_ragproof.ingest.loader import stat_corpus_path
 from pytest_ragproof.textnorm import normalize_body
 
 ROW_FILE_SUFFIXES = (".csv", ".jsonl")
@@ -42,12 +43,7 @@ def load_rows_file(
 ) -> Corpus:
     """Read a CSV or JSONL knowledge base into a :class:`Corpus` of one document per row."""
     p = Path(path)
-    try:
-        size = p.stat().st_size
-    except FileNotFoundError:
-        raise IngestError(f"corpus path not found: {p}") from None
-    except OSError as exc:
-        raise IngestError(f"cannot access corpus path {p} ({type(exc).__name__})") from None
+    size = stat_corpus_path(p).st_size
     if size > max_file_bytes:
         raise IngestError(
             f"{p.name} is {size} bytes, over the {max_file_bytes} byte cap (--max-file-bytes)"

@@ -31,6 +31,16 @@ def reader_for(name: str) -> Reader | None:
     return _BY_EXTENSION.get(Path(name).suffix.lower())
 
 
+def stat_corpus_path(path: Path) -> os.stat_result:
+    """``os.stat`` of a corpus path given by the user, or an IngestError that says why."""
+    try:
+        return path.stat()
+    except FileNotFoundError:
+        raise IngestError(f"corpus path not found: {path}") from None
+    except OSError as exc:
+        raise IngestError(f"cannot access corpus path {path} ({type(exc).__name__})") from None
+
+
 def load_corpus(
     path: str | os.PathLike[str], *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
 ) -> Corpus:
@@ -48,12 +58,7 @@ def load_corpus(
     ):
         raise IngestError(f"max_file_bytes must be a positive integer, got {max_file_bytes!r}")
     root = Path(path)
-    try:
-        mode = root.stat().st_mode
-    except FileNotFoundError:
-        raise IngestError(f"corpus path not found: {root}") from None
-    except OSError as exc:
-        raise IngestError(f"cannot access corpus path {root} ({type(exc).__name__})") from None
+    mode = stat_corpus_path(root).st_mode
 
     documents: list[Document] = []
     skipped: list[SkippedFile] = []
