@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -25,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._common import Comparison, report
+from benchmarks._common import Comparison, compare, report
 
 # Like a user's CI, let Python cache bytecode (this machine sets PYTHONDONTWRITEBYTECODE,
 # which would make every run recompile and re-assertion-rewrite every plugin module).
@@ -51,13 +50,7 @@ def _interleaved(
     a: list[str], b: list[str], cwd: Path, runs: int, expect: tuple[str, str] = ("", "")
 ) -> Comparison:
     _time(a, cwd, expect[0]), _time(b, cwd, expect[1])  # warm-up: fill the bytecode cache
-    ta: list[float] = []
-    tb: list[float] = []
-    for _ in range(runs):
-        ta.append(_time(a, cwd, expect[0]))
-        tb.append(_time(b, cwd, expect[1]))
-    paired = tuple(b / a for a, b in zip(ta, tb, strict=True))
-    return Comparison(statistics.median(ta), statistics.median(tb), paired)
+    return compare(lambda: _time(a, cwd, expect[0]), lambda: _time(b, cwd, expect[1]), rounds=runs)
 
 
 def startup(tmp: Path, runs: int) -> None:
