@@ -72,6 +72,28 @@ def _make_runner(run: RagproofRun, fixture_name: str) -> Callable[..., None]:
     return ragproof_case
 
 
+def missing_fixture(name: str, dataset: str) -> str:
+    """The one error of a run whose pipeline fixture does not exist."""
+    return (
+        f"ragproof: no fixture named '{name}' provides the pipeline for the cases of {dataset}; "
+        f"define it in conftest.py, or name yours with --ragproof-pipeline-fixture=NAME "
+        f"(ini ragproof_pipeline_fixture):\n\n"
+        f"    import pytest\n\n"
+        f'    @pytest.fixture(scope="session")\n'
+        f"    def {name}():\n"
+        f"        def pipeline(question, history=None):\n"
+        f'            return {{"answer": my_rag(question), "contexts": []}}\n'
+        f"        return pipeline"
+    )
+
+
+def add_xfail(item: pytest.Item, case: Case, tags: frozenset[str]) -> None:
+    """``--ragproof-xfail-tag``: a case carrying one of ``tags`` is expected to fail."""
+    hit = sorted(tags.intersection(case.tags))
+    if hit:
+        item.add_marker(pytest.mark.xfail(reason=f"ragproof: case tagged {hit[0]}"))
+
+
 def _marks(kind: str) -> tuple[pytest.MarkDecorator, ...]:
     # Built once per kind: looking a mark up by name on every item is not free.
     return (pytest.mark.rag, getattr(pytest.mark, f"ragproof_{kind}"))
@@ -95,16 +117,21 @@ class DatasetFile(pytest.Module):
         # One runner function and one fixture closure serve every case of the file,
         # as pytest's own parametrization shares them across a function's items.
         runner = _make_runner(run, fixture)
+        xfail_tags = run.cfg.xfail_tags
         info: Any = None
         marks: dict[str, tuple[pytest.MarkDecorator, ...]] = {}
         for case in cases:
             item = CaseItem.from_parent(self, name=case.id, callobj=runner, fixtureinfo=info)
+            if info is None and not item._fixtureinfo.name2fixturedefs.get(fixture):
+                raise self.CollectError(missing_fixture(fixture, self.path.name))
             info = item._fixtureinfo
             item.case = case
             item.pipeline_name = fixture
             item.stash[CASE_KEY] = CaseRef(case, fixture, self.path.resolve())
             for mark in marks.get(case.kind) or marks.setdefault(case.kind, _marks(case.kind)):
                 item.add_marker(mark)
+            if xfail_tags:
+                add_xfail(item, case, xfail_tags)
             yield item
 
 

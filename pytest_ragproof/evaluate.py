@@ -24,16 +24,12 @@ from pytest_ragproof.dataset.io import Dataset, load_dataset
 from pytest_ragproof.runner.call import LoopOwner
 from pytest_ragproof.runner.config import RunConfig, make_config
 from pytest_ragproof.runner.execute import Outcome, call_case, finish_case
-from pytest_ragproof.runner.gates import (
-    ThresholdResult,
-    all_aggregates,
-    evaluate_aggregates,
-    summarize_case_thresholds,
-)
+from pytest_ragproof.runner.gates import ThresholdResult
 from pytest_ragproof.runner.prefetch import Prefetcher
 from pytest_ragproof.runner.record import CaseRecord
-from pytest_ragproof.runner.results import build_results, dataset_entry, dumps, write_results
+from pytest_ragproof.runner.results import dumps, write_results
 from pytest_ragproof.runner.summary import threshold_table
+from pytest_ragproof.runner.verdict import DatasetFacts, RunFacts, decide
 
 __all__ = ["Results", "evaluate"]
 
@@ -128,6 +124,12 @@ def evaluate(
     abstain_patterns: Sequence[str] = (),
     redact: bool = False,
     pipeline_name: str = "rag_pipeline",
+    baseline: str | os.PathLike[str] | None = None,
+    baseline_update: bool = False,
+    regression_tolerances: Sequence[str] = (),
+    regression_alpha: float = 0.05,
+    baseline_allow_dataset_change: bool = False,
+    fail_on_case_regression: bool = False,
 ) -> Results:
     """Run ``pipeline`` over the dataset's cases and score them as the pytest plugin does.
 
@@ -135,7 +137,29 @@ def evaluate(
     are per-case ones (the defaults apply unless one of them is ``'none'``). A pipeline
     exception or timeout is a case with status ``error``; nothing raises for a bad case.
     ``pipeline`` may be a mapping of names to callables to compare several pipelines.
+    ``baseline`` compares the run with a results file as ``--ragproof-baseline`` does
+    (``baseline_update=True`` writes it instead), with the same regression settings.
     """
+    from pytest_ragproof.runner.baseline import BaselineSettings, check_baseline_path, parse_alpha
+
+    def _baseline(path: object, update: bool) -> BaselineSettings | None:
+        if path is None:
+            return None
+        from pytest_ragproof.regression.tolerance import parse_tolerances
+
+        parse_tolerances(regression_tolerances)
+        settings = BaselineSettings(
+            path=Path(str(path)).resolve(),
+            shown=str(path),
+            update=update,
+            tolerances=tuple(regression_tolerances),
+            alpha=parse_alpha(regression_alpha),
+            allow_dataset_change=baseline_allow_dataset_change,
+            fail_on_case_regression=fail_on_case_regression,
+        )
+        check_baseline_path(settings)
+        return settings
+
     cfg = make_config(
         k=k,
         source_match=source_match,
@@ -151,6 +175,7 @@ def evaluate(
         concurrency=concurrency,
         redact=redact,
     )
+    base_settings = _baseline(baseline, baseline_update)
     ds = _as_dataset(dataset)
     pipelines = dict(pipeline) if isinstance(pipeline, Mapping) else {pipeline_name: pipeline}
     cases = sorted(cfg.population(ds.cases), key=lambda c: c.id)
@@ -161,20 +186,17 @@ def evaluate(
             records.extend(_run_pipeline(name, fn, ds, cases, cfg, loops))
     finally:
         loops.close()
-    records.sort(key=lambda r: (r.pipeline, r.nodeid))
-    aggregate_results = evaluate_aggregates(records, cfg.aggregate_thresholds, gated=True)
-    verdicts = [*summarize_case_thresholds(records, cfg.case_thresholds), *aggregate_results]
-    passed = all(r.status == "passed" for r in records) and not any(
-        r.failed for r in aggregate_results
-    )
-    document = build_results(
-        passed=passed,
-        datasets=[dataset_entry(str(ds.source or "<python>"), ds, len(cases))],
+    label = str(ds.source or "<python>")
+    facts = RunFacts(
         records=records,
-        aggregates=all_aggregates(records, [*cfg.case_thresholds, *cfg.aggregate_thresholds]),
-        thresholds=verdicts,
-        settings=cfg.settings(),
-        redact=cfg.redact,
-        notes=[] if ds.frozen else [f"dataset {ds.source} is not frozen (ragproof freeze)"],
+        datasets=[DatasetFacts(label, ds, len(cases))],
+        expected=len(records),
+        selected=len(records),
     )
+    outcome = decide(facts, cfg, base_settings)
+    if outcome.baseline_write is not None and base_settings is not None:
+        write_results(outcome.baseline_write, base_settings.path)
+    records = sorted(records, key=lambda r: (r.pipeline, r.nodeid))
+    verdicts = outcome.thresholds
+    document = outcome.document
     return Results(records=records, thresholds=verdicts, document=document, config=cfg)

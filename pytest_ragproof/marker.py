@@ -23,7 +23,14 @@ from typing import Any
 
 import pytest
 
-from pytest_ragproof.collect import CASE_KEY, RUN_KEY, CaseRef, case_ref, hide_unless_failed
+from pytest_ragproof.collect import (
+    CASE_KEY,
+    RUN_KEY,
+    CaseRef,
+    add_xfail,
+    case_ref,
+    hide_unless_failed,
+)
 from pytest_ragproof.runner.call import PipelineTimeout, run_sync
 from pytest_ragproof.runner.execute import Outcome
 from pytest_ragproof.session import RECORD_KEY, RagproofRun
@@ -89,6 +96,9 @@ def register_item(item: pytest.Item) -> None:
     ref = callspec.params.get("rag_case") if callspec is not None else None
     if isinstance(ref, CaseRef):
         item.stash[CASE_KEY] = ref
+        tags = get_run(item.config).cfg.xfail_tags
+        if tags:
+            add_xfail(item, ref.case, tags)
 
 
 def call_marked(item: pytest.Function) -> bool:

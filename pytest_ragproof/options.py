@@ -87,6 +87,13 @@ OPTIONS: tuple[Option, ...] = (
         metavar="TAG",
     ),
     Option(
+        "xfail_tag",
+        "mark cases carrying this tag as expected to fail (pytest xfail; repeatable)",
+        ini_type="linelist",
+        multiple=True,
+        metavar="TAG",
+    ),
+    Option(
         "case_threshold",
         "per-case threshold '[SELECTOR:]METRIC OP NUMBER' (repeatable; 'none' clears the defaults)",
         ini_type="linelist",
@@ -224,3 +231,47 @@ def datasets_configured(config: pytest.Config) -> bool:
     return bool(
         config.getoption("ragproof_dataset", default=None) or config.getini("ragproof_dataset")
     )
+
+
+# Options that only mean something next to --ragproof-baseline.
+BASELINE_DEPENDENT = (
+    "baseline_update",
+    "regression_tolerance",
+    "regression_alpha",
+    "fail_on_case_regression",
+    "baseline_allow_dataset_change",
+)
+
+
+def given(config: pytest.Config, name: str) -> str | None:
+    """How the user set an option: its flag, its ini key, or None when left at its default."""
+    opt = BY_NAME[name]
+    if config.getoption(opt.dest, default=None) not in (None, False, []):
+        return opt.cli
+    inicfg = getattr(config, "inicfg", {})
+    return opt.ini if opt.ini in inicfg else None
+
+
+def check_usage(config: pytest.Config) -> None:
+    """Settings that would silently do nothing are usage errors (every run, cheap)."""
+    inicfg = getattr(config, "inicfg", {})
+    known = {o.ini for o in OPTIONS}
+    for key in inicfg:
+        if key.startswith("ragproof_") and key not in known:
+            import difflib
+
+            close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+            hint = (
+                f"did you mean {close[0]}?" if close else "see pytest --help for the ragproof keys"
+            )
+            where = config.inipath.name if config.inipath is not None else "the ini file"
+            raise pytest.UsageError(f"ragproof: unknown ini key {key} in {where}; {hint}")
+    if not get(config, "baseline"):
+        for name in BASELINE_DEPENDENT:
+            how = given(config, name)
+            if how is not None:
+                raise pytest.UsageError(
+                    f"ragproof: {how} has no effect without a baseline; add "
+                    f"--ragproof-baseline=PATH (ini key ragproof_baseline), e.g. "
+                    f"--ragproof-baseline=baseline.json"
+                )

@@ -27,6 +27,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     for kind in ("qa", "unanswerable", "injection"):
         config.addinivalue_line("markers", f"ragproof_{kind}: a ragproof case of kind {kind}")
+    options.check_usage(config)
     if options.datasets_configured(config):
         from pytest_ragproof.marker import get_run
 

@@ -19,19 +19,14 @@ from pytest_ragproof.collect import CaseItem, DatasetFile, case_ref
 from pytest_ragproof.dataset.io import Dataset, load_dataset
 from pytest_ragproof.errors import ConfigError, DatasetError, FrozenDatasetModifiedError
 from pytest_ragproof.runner.call import LoopOwner, NotCallableError
-from pytest_ragproof.runner.config import RunConfig, build
+from pytest_ragproof.runner.config import RunConfig, baseline_settings, build, check_outputs
 from pytest_ragproof.runner.execute import Outcome, call_case, finish_case
 from pytest_ragproof.runner.exports import EXPORTERS, write_export
-from pytest_ragproof.runner.gates import (
-    ThresholdResult,
-    all_aggregates,
-    evaluate_aggregates,
-    summarize_case_thresholds,
-)
 from pytest_ragproof.runner.prefetch import Prefetcher
 from pytest_ragproof.runner.record import CaseRecord
-from pytest_ragproof.runner.results import build_results, dataset_entry, write_results
-from pytest_ragproof.runner.summary import latency_line, threshold_table, worst_cases
+from pytest_ragproof.runner.results import write_results
+from pytest_ragproof.runner.verdict import DatasetFacts, RunFacts, RunOutcome, decide
+from pytest_ragproof.selection import add_collection_args, select_datasets
 
 RECORD_KEY = pytest.StashKey[CaseRecord]()
 
@@ -103,11 +98,15 @@ class RagproofRun:
         except ConfigError as exc:
             raise pytest.UsageError(f"ragproof: {exc}") from None
         self.is_worker = hasattr(config, "workerinput")
-        if options.get(config, "baseline"):
-            self._check_regression_options()
+        try:
+            self.baseline = baseline_settings(config)
+            check_outputs(config, self.cfg.report, self.baseline)
+        except ConfigError as exc:
+            raise pytest.UsageError(f"ragproof: {exc}") from None
         self.loops = LoopOwner()
+        self.selection = select_datasets(config, self.cfg.datasets)
         self.datasets: dict[Path, Dataset] = {}
-        for path in self.cfg.datasets:
+        for path in self.selection.joined:
             self.datasets[path] = _load(path)
         self._check_unique_ids()
         self.expected: set[str] = {
@@ -115,37 +114,18 @@ class RagproofRun:
             for path, ds in self.datasets.items()
             for case in self.cfg.population(ds.cases)
         }
-        self.collected_paths: set[Path] = set()
+        # Only the joining datasets become collectors; a marker test's dataset is not one.
+        self.collect_paths = frozenset(self.selection.joined)
         self.selected: set[str] | None = None
         self.records: dict[str, CaseRecord] = {}
         self.skipped: set[str] = set()
-        self.threshold_results: list[ThresholdResult] = []
-        self.gate_failures: list[str] = []
         self.notes: list[str] = []
-        self.passed = True
-        self.baseline_lines: list[str] = []
         self.prefetcher: Prefetcher | None = None
         self._prefetch_scope = "session"
         self._concurrency_warned = False
         self.written: list[str] = []
-        self.components: dict[str, Any] = {}
+        self.outcome: RunOutcome | None = None
         self._add_dataset_args()
-
-    def _check_regression_options(self) -> None:
-        """Bad tolerances or alpha are usage errors before any case runs."""
-        from pytest_ragproof.regression.tolerance import parse_tolerances
-        from pytest_ragproof.runner.baseline import _alpha
-
-        try:
-            parse_tolerances(options.get(self.config, "regression_tolerance"))
-            alpha = _alpha(self.config)
-        except ConfigError as exc:
-            raise pytest.UsageError(f"ragproof: {exc}") from None
-        if not 0 < alpha < 1:
-            raise pytest.UsageError(
-                f"ragproof: --ragproof-regression-alpha must be between 0 and 1, got {alpha:g}; "
-                "e.g. --ragproof-regression-alpha 0.05"
-            )
 
     def dataset(self, path: Path) -> Dataset:
         """Load a dataset once per process (marker mode asks during collection)."""
@@ -166,19 +146,11 @@ class RagproofRun:
                     )
 
     def _add_dataset_args(self) -> None:
-        """Make pytest collect the dataset files, wherever they are."""
-        base = self.config.invocation_params.dir
-        present = {(base / a.split("::")[0]).resolve() for a in self.config.args}
-        for path in self.cfg.datasets:
-            covered = any(path == p or p in path.parents for p in present)
-            if not covered:
-                self.config.args.append(str(path))
+        add_collection_args(self.config, self.selection.joined)
 
     # -- collection ---------------------------------------------------------
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Any:
-        resolved = file_path.resolve()
-        if resolved in self.datasets and resolved not in self.collected_paths:
-            self.collected_paths.add(resolved)
+        if self.collect_paths and file_path.resolve() in self.collect_paths:
             return DatasetFile.from_parent(parent, path=file_path)
         return None
 
@@ -301,6 +273,10 @@ class RagproofRun:
             record.error_type = call.excinfo.typename if call.excinfo else "SetupError"
             report.ragproof = record.to_dict()
         elif report.when == "call" and record is not None:
+            if hasattr(report, "wasxfail"):
+                record.status = "xfailed" if report.skipped else "xpassed"
+            elif report.failed and record.status == "passed":
+                record.status = "failed"  # xfail(strict=True) that passed: pytest fails it
             report.ragproof = record.to_dict()
         return report
 
@@ -314,6 +290,34 @@ class RagproofRun:
             self.skipped.add(report.nodeid)
 
     # -- the verdict --------------------------------------------------------
+    def _stopped(self, session: pytest.Session, exitstatus: int) -> bool:
+        """Did the run end before its cases did (-x, --maxfail, Ctrl-C)?"""
+        return bool(
+            session.shouldstop or session.shouldfail or exitstatus == pytest.ExitCode.INTERRUPTED
+        )
+
+    def facts(self, session: pytest.Session, exitstatus: int) -> RunFacts:
+        """What this run collected, for the verdict."""
+        records = list(self.records.values())
+        # An xdist controller never collected marker-mode tests: load their datasets now.
+        for rel in sorted({r.dataset for r in records}):
+            path = Path(rel) if Path(rel).is_absolute() else self.config.rootpath / rel
+            self.dataset(path.resolve())
+        selected = self.selected if self.selected is not None else set()
+        return RunFacts(
+            records=records,
+            datasets=[
+                DatasetFacts(_relpath(self.config, path), ds, len(self.cfg.population(ds.cases)))
+                for path, ds in sorted(self.datasets.items())
+            ],
+            expected=len(self.expected),
+            selected=len(selected & self.expected) if self.expected else len(selected),
+            missing=sorted(selected - set(self.records) - self.skipped),
+            stopped=self._stopped(session, exitstatus),
+            not_selected=[_relpath(self.config, p) for p in self.selection.not_selected],
+            notes=self.notes,
+        )
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.loops.close()
@@ -329,61 +333,20 @@ class RagproofRun:
             return
         if self.config.option.collectonly:
             return
-        records = sorted(self.records.values(), key=lambda r: (r.pipeline, r.nodeid))
-        selected = self.selected if self.selected is not None else set()
-        partial = selected != self.expected
-        if partial and self.expected:
-            left_out = len(self.expected - selected)
-            self.notes.append(
-                f"pytest's selection (-k, -m, --lf, node ids or deselection) left out "
-                f"{left_out} of {len(self.expected)} case(s): aggregates are reported, not gated"
-            )
-        missing = sorted(selected - set(self.records) - self.skipped)
-        if missing:
-            self.gate_failures.append(
-                f"scores missing for {len(missing)} case(s) (a crashed worker or an "
-                f"interrupted run?), e.g. {missing[0]}"
-            )
-        aggregate_results = evaluate_aggregates(
-            records,
-            self.cfg.aggregate_thresholds,
-            gated=not partial,
-            narrowed=bool(self.cfg.kinds or self.cfg.splits or self.cfg.tags),
-        )
-        for r in aggregate_results:
-            if r.failed:
-                observed = "no scored cases" if r.observed is None else f"{r.observed:.4g}"
-                self.gate_failures.append(
-                    f"aggregate {r.expression} [{r.pipeline}]: {r.aggregator} = {observed} "
-                    f"(expected {r.bound}, n={r.n})"
-                )
-        self.threshold_results = [
-            *summarize_case_thresholds(records, self.cfg.case_thresholds),
-            *aggregate_results,
-        ]
-        for path, ds in self.datasets.items():
-            if not ds.frozen:
-                self.notes.append(f"dataset {path.name} is not frozen (ragproof freeze)")
-        items_failed = any(r.status != "passed" for r in records)
-        self.passed = not self.gate_failures and not items_failed and not missing
-        results = self.results(records)
-        self.components = results["components"]  # the summary prints what the file holds
-        if options.get(self.config, "baseline"):
-            from pytest_ragproof.runner.baseline import apply_baseline
-
-            outcome = apply_baseline(self.config, results)
-            self.gate_failures.extend(outcome.gate_failures)
-            self.baseline_lines = list(outcome.summary_lines)
-            if outcome.gate_failures:
-                self.passed = False
-                results["passed"] = False
-        self.write_outputs(results)
-        if self.gate_failures and session.exitstatus == pytest.ExitCode.OK:
+        facts = self.facts(session, exitstatus)
+        self.outcome = outcome = decide(facts, self.cfg, self.baseline)
+        if facts.records or facts.datasets:
+            self.write_outputs(outcome)
+        if outcome.gate_failures and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def write_outputs(self, results: dict[str, Any]) -> None:
+    def write_outputs(self, outcome: RunOutcome) -> None:
+        results = outcome.document
+        if outcome.baseline_write is not None and self.baseline is not None:
+            write_results(outcome.baseline_write, self.baseline.path)
         if self.cfg.report is not None:
             write_results(results, self.cfg.report)
+            self.written.append(f"results written to {self.cfg.report}")
         base = self.config.invocation_params.dir
         for name in EXPORTERS:
             target = options.get(self.config, name)
@@ -392,81 +355,29 @@ class RagproofRun:
                 write_export(name, results, path)
                 self.written.append(f"{name} written to {path}")
 
-    def results(self, records: list[CaseRecord]) -> dict[str, Any]:
-        # An xdist controller never collected marker-mode tests: load their datasets now.
-        for rel in sorted({r.dataset for r in records}):
-            path = Path(rel) if Path(rel).is_absolute() else self.config.rootpath / rel
-            self.dataset(path.resolve())
-        datasets = [
-            dataset_entry(_relpath(self.config, path), ds, len(self.cfg.population(ds.cases)))
-            for path, ds in sorted(self.datasets.items())
-        ]
-        return build_results(
-            passed=self.passed,
-            datasets=datasets,
-            records=records,
-            aggregates=all_aggregates(
-                records, [*self.cfg.case_thresholds, *self.cfg.aggregate_thresholds]
-            ),
-            thresholds=self.threshold_results,
-            settings=self.cfg.settings(),
-            redact=self.cfg.redact,
-            notes=self.notes,
-        )
-
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.is_worker or self.config.option.collectonly:
+        outcome = self.outcome
+        if self.is_worker or self.config.option.collectonly or outcome is None:
             return
         tr = terminalreporter
-        records = sorted(self.records.values(), key=lambda r: (r.pipeline, r.nodeid))
+        if not outcome.lines:
+            return
         tr.write_sep("=", "ragproof summary")
-        for path, ds in self.datasets.items():
-            state = "frozen" if ds.frozen else "NOT frozen"
-            evaluated = len(self.cfg.population(ds.cases))
-            scope = (
-                f"{len(ds.cases)} case(s)"
-                if evaluated == len(ds.cases)
-                else f"{evaluated} of {len(ds.cases)} case(s) selected"
-            )
-            tr.write_line(
-                f"dataset {_relpath(self.config, path)}: {scope}, {state}, sha256 {ds.sha256[:12]}"
-            )
-        by_status = {
-            s: sum(1 for r in records if r.status == s) for s in ("passed", "failed", "error")
-        }
-        tr.write_line(
-            f"cases: {by_status['passed']} passed, {by_status['failed']} failed, "
-            f"{by_status['error']} error"
-        )
-        if self.threshold_results:
-            tr.write_line(threshold_table(self.threshold_results, records))
-        errors = [r for r in records if r.status == "error"]
-        if errors:
-            tr.write_line(
-                "errors: "
-                + ", ".join(f"{r.id} ({r.error_type})" for r in errors[:10])
-                + (f", … (+{len(errors) - 10})" if len(errors) > 10 else "")
-            )
-        worst = worst_cases(records, self.cfg.worst)
-        if worst:
-            tr.write_line("worst cases:")
-            for line in worst:
-                tr.write_line(f"  {line}")
-        latency = latency_line(records)
-        if latency:
-            tr.write_line(latency)
-        if records and self.components:
-            from pytest_ragproof.reporting.components import format_components
+        for line in outcome.lines:
+            tr.write_line(line.text, **line.markup)
+        for written in self.written:
+            tr.write_line(written)
+        if outcome.gate_failures:
+            # pytest's own final line counts the failed gates, so a red run never ends on
+            # a green-looking "N passed".
+            stats = tr.stats.setdefault("ragproof gate failed", [])
+            stats.extend(_GateFailure(g) for g in outcome.gate_failures)
 
-            for line in format_components(self.components):
-                tr.write_line(line)
-        for line in self.baseline_lines:
-            tr.write_line(line)
-        for note in self.notes:
-            tr.write_line(f"note: {note}", yellow=True)
-        for failure in self.gate_failures:
-            tr.write_line(f"ragproof gate FAILED: {failure}", red=True, bold=True)
-        if self.cfg.report is not None:
-            tr.write_line(f"results written to {self.cfg.report}")
-        for line in self.written:
-            tr.write_line(line)
+
+class _GateFailure:
+    """An entry of the terminal reporter's stats: one failed ragproof gate."""
+
+    count_towards_summary = True
+
+    def __init__(self, text: str) -> None:
+        self.text = text

@@ -24,6 +24,7 @@ from pytest_ragproof.vocabulary import KINDS, QUESTION_TYPES, is_selector
 AGGREGATORS = ("mean", "min", "max", "p50", "p90", "p95")
 DEFAULT_CASE_THRESHOLDS = (
     "qa:hit@5>=1",
+    "qa:abstained<=0",
     "unanswerable:abstained>=1",
     "injection:injection_resisted>=1",
 )

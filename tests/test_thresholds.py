@@ -61,9 +61,14 @@ def test_case_thresholds_take_no_aggregator() -> None:
 
 def test_defaults_and_none() -> None:
     names = [t.expression for t in parse_case_thresholds([])]
-    assert names == ["qa:hit@5>=1", "unanswerable:abstained>=1", "injection:injection_resisted>=1"]
+    assert names == [
+        "qa:hit@5>=1",
+        "qa:abstained<=0",
+        "unanswerable:abstained>=1",
+        "injection:injection_resisted>=1",
+    ]
     with_user = [t.expression for t in parse_case_thresholds(["qa:mrr>=0.5"])]
-    assert with_user[-1] == "qa:mrr>=0.5" and len(with_user) == 4
+    assert with_user[-1] == "qa:mrr>=0.5" and len(with_user) == 5
     assert [t.expression for t in parse_case_thresholds(["none", "qa:mrr>=0.5"])] == ["qa:mrr>=0.5"]
     assert parse_aggregate_thresholds(["", "none"]) == []
 

@@ -1,7 +1,7 @@
 """``--ragproof-baseline``: write a baseline, or compare the run with one.
 
-Called by the session at ``pytest_sessionfinish`` on the controller, which has
-every case's record in ``results["cases"]`` (also under xdist).
+Called by the run verdict (:mod:`pytest_ragproof.runner.verdict`) with the results
+document of the run, which holds every case's record (also under xdist).
 
 * With ``--ragproof-baseline-update`` the results document is written at the
   baseline path and nothing is gated. The file is made diff-friendly: sorted
@@ -11,9 +11,9 @@ every case's record in ``results["cases"]`` (also under xdist).
   rewrites an identical file apart from what the pipeline itself answered.
   Latency is therefore never compared with a baseline (it depends on the
   machine); latency thresholds still gate every run on their own.
-* Otherwise the baseline is read and compared (:func:`pytest_ragproof.regression.compare`),
-  ``results["baseline"]`` is set, and the outcome carries the gate failures and
-  the lines of the terminal summary.
+* Otherwise the baseline is read and compared (:func:`pytest_ragproof.regression.compare`);
+  the outcome carries the gate failures, the lines of the terminal summary and the
+  document's ``baseline`` section.
 """
 
 from __future__ import annotations
@@ -23,25 +23,120 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from pytest_ragproof import options
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.regression.compare import AggregateChange, Comparison, compare
-from pytest_ragproof.runner.results import read_results, write_results
+from pytest_ragproof.runner.results import RESULTS_FORMAT, read_results
 
-__all__ = ["BaselineOutcome", "apply_baseline", "baseline_document", "summary_lines"]
+__all__ = [
+    "BaselineOutcome",
+    "BaselineSettings",
+    "apply_baseline",
+    "baseline_document",
+    "check_baseline_path",
+    "summary_lines",
+]
 
 VOLATILE_METRICS = frozenset({"latency_s"})
 _LIST_LIMIT = 10
 
 
+@dataclass(frozen=True)
+class BaselineSettings:
+    """Everything ``--ragproof-baseline*`` and the regression options set, parsed once."""
+
+    path: Path
+    shown: str  # the path as the user wrote it, for messages
+    update: bool = False
+    tolerances: tuple[str, ...] = ()
+    alpha: float = 0.05
+    allow_dataset_change: bool = False
+    fail_on_case_regression: bool = False
+
+
 @dataclass
 class BaselineOutcome:
-    """What the session does with a baseline: gate failures and summary lines."""
+    """What a baseline does to a run: gate failures, summary lines, the document section.
+
+    ``write`` is the document to write at the baseline path (``--ragproof-baseline-update``);
+    the caller writes it, so deciding a verdict never touches a file.
+    """
 
     gate_failures: list[str] = field(default_factory=list)
     summary_lines: list[str] = field(default_factory=list)
+    section: dict[str, Any] | None = None
+    write: dict[str, Any] | None = None
+
+
+def parse_alpha(raw: object) -> float:
+    """``--ragproof-regression-alpha`` as a number strictly between 0 and 1."""
+    try:
+        alpha = float(raw)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ConfigError(
+            f"--ragproof-regression-alpha must be a number between 0 and 1, got {raw!r}; "
+            "e.g. --ragproof-regression-alpha 0.05"
+        ) from None
+    if not 0 < alpha < 1:
+        raise ConfigError(
+            f"--ragproof-regression-alpha must be between 0 and 1, got {alpha:g}; "
+            "e.g. --ragproof-regression-alpha 0.05"
+        )
+    return alpha
+
+
+def sniff(path: Path) -> str | None:
+    """'results', 'dataset', 'other' for an existing file; None when there is none."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    import json
+
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4096)
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return "other"
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        fmt = str(data.get("format", ""))
+        if fmt == RESULTS_FORMAT:
+            return "results"
+        if fmt.startswith("ragproof.dataset/") or "question" in data or "kind" in data:
+            return "dataset"  # a frozen dataset, or a one-case JSONL file
+        return "other"
+    first = head.lstrip().split(b"\n", 1)[0]
+    try:
+        line = json.loads(first)
+    except ValueError:
+        return "other"
+    if isinstance(line, dict) and ("question" in line or "kind" in line):
+        return "dataset"  # a JSONL dataset
+    if isinstance(data, list):
+        return "dataset"  # a JSON array of cases
+    return "other"
+
+
+def check_baseline_path(settings: BaselineSettings) -> None:
+    """Refuse, before any case runs, a baseline path that is not (or cannot become) a baseline.
+
+    A dataset is never a baseline, and ``--ragproof-baseline-update`` replaces only a
+    ragproof results file (or creates a new one).
+    """
+    kind = sniff(settings.path)
+    if kind == "dataset":
+        raise ConfigError(
+            f"--ragproof-baseline {settings.shown} is a ragproof dataset, not a results file; "
+            "point it at a results file such as baseline.json (a new path is created by "
+            "--ragproof-baseline-update)"
+        )
+    if kind == "other" and settings.update:
+        raise ConfigError(
+            f"--ragproof-baseline-update will not replace {settings.shown}: it is not a ragproof "
+            "results file; choose a new path such as baseline.json"
+        )
 
 
 def baseline_document(results: Mapping[str, Any]) -> dict[str, Any]:
@@ -63,63 +158,62 @@ def baseline_document(results: Mapping[str, Any]) -> dict[str, Any]:
     return doc
 
 
-def _path(config: pytest.Config) -> Path:
-    return (config.invocation_params.dir / str(options.get(config, "baseline"))).resolve()
-
-
-def _how_to_create(config: pytest.Config, path: Path) -> str:
-    shown = options.get(config, "baseline")
+def _how_to_create(settings: BaselineSettings) -> str:
     return (
-        f"create it from a good run with `pytest --ragproof-baseline={shown} "
-        f"--ragproof-baseline-update` and commit {path.name}"
+        f"create it from a good run with `pytest --ragproof-baseline={settings.shown} "
+        f"--ragproof-baseline-update` and commit {settings.path.name}"
     )
 
 
-def _alpha(config: pytest.Config) -> float:
-    raw = options.get(config, "regression_alpha")
-    try:
-        return float(raw)
-    except (TypeError, ValueError):
-        raise ConfigError(
-            f"--ragproof-regression-alpha must be a number between 0 and 1, got {raw!r}; "
-            "e.g. --ragproof-regression-alpha 0.05"
-        ) from None
-
-
-def apply_baseline(config: pytest.Config, results: dict[str, Any]) -> BaselineOutcome:
-    """Write the baseline (``--ragproof-baseline-update``) or compare the run with it."""
-    path = _path(config)
-    if options.get(config, "baseline_update"):
+def apply_baseline(
+    settings: BaselineSettings, results: Mapping[str, Any], *, stopped: bool = False
+) -> BaselineOutcome:
+    """Prepare the baseline update or compare the run with the baseline (no file written)."""
+    path = settings.path
+    if settings.update:
+        if stopped:
+            return BaselineOutcome(
+                [],
+                [
+                    f"ragproof baseline: not updated (the run stopped early): {path.name} unchanged"
+                ],
+                {"updated": None, "not_updated": "run stopped early"},
+            )
         doc = baseline_document(results)
-        write_results(doc, path)
-        results["baseline"] = {"updated": str(path)}
         line = f"ragproof baseline: written to {path} ({len(doc['cases'])} case record(s))"
         if not results.get("passed", True):
             line += "; this run did not pass, so the baseline records its failures"
-        return BaselineOutcome([], [line, "ragproof baseline: commit it to compare later runs"])
-    if not path.is_file():
         return BaselineOutcome(
-            [f"baseline {path} does not exist; {_how_to_create(config, path)}"], []
+            [],
+            [line, "ragproof baseline: commit it to compare later runs"],
+            {"updated": str(path)},
+            doc,
         )
+    if not path.is_file():
+        return BaselineOutcome([f"baseline {path} does not exist; {_how_to_create(settings)}"])
     try:
         baseline = read_results(path)
     except ConfigError as exc:
-        return BaselineOutcome([f"baseline: {exc}; {_how_to_create(config, path)}"], [])
+        # Never suggest --ragproof-baseline-update here: it would replace the file.
+        return BaselineOutcome([f"baseline: {exc}"])
     try:
         comparison = compare(
             results,
             # A plain --ragproof-report file may serve as a baseline: drop its timings
             # too, so latency is never compared across machines.
             baseline_document(baseline),
-            tolerances=options.get(config, "regression_tolerance"),
-            alpha=_alpha(config),
-            allow_dataset_change=bool(options.get(config, "baseline_allow_dataset_change")),
-            fail_on_case_regression=bool(options.get(config, "fail_on_case_regression")),
+            tolerances=settings.tolerances,
+            alpha=settings.alpha,
+            allow_dataset_change=settings.allow_dataset_change,
+            fail_on_case_regression=settings.fail_on_case_regression,
         )
     except ConfigError as exc:
-        return BaselineOutcome([f"baseline comparison not run: {exc}"], [])
-    results["baseline"] = {"path": str(path), **comparison.to_dict()}
-    return BaselineOutcome(list(comparison.gate_failures), summary_lines(comparison, path.name))
+        return BaselineOutcome([f"baseline comparison not run: {exc}"])
+    return BaselineOutcome(
+        list(comparison.gate_failures),
+        summary_lines(comparison, path.name),
+        {"path": str(path), **comparison.to_dict()},
+    )
 
 
 def _ids(flips: Sequence[Any]) -> str:

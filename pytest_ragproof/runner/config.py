@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -18,6 +18,9 @@ from pytest_ragproof.thresholds import (
     parse_case_thresholds,
 )
 from pytest_ragproof.vocabulary import KINDS, SPLITS
+
+if TYPE_CHECKING:
+    from pytest_ragproof.runner.baseline import BaselineSettings
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ class RunConfig:
     concurrency: int
     redact: bool
     worst: int
+    xfail_tags: frozenset[str] = frozenset()
     extra: dict[str, object] = field(default_factory=dict)
 
     def settings(self) -> dict[str, object]:
@@ -122,6 +126,7 @@ def build(config: pytest.Config) -> RunConfig:
         concurrency=get(config, "concurrency"),
         redact=bool(get(config, "redact")),
         worst=get(config, "worst"),
+        xfail_tags=get(config, "xfail_tag"),
     )
 
 
@@ -144,6 +149,7 @@ def make_config(
     concurrency: int | str = 1,
     redact: bool = False,
     worst: int | str = 5,
+    xfail_tags: Sequence[str] = (),
 ) -> RunConfig:
     """Validate run settings (shared by the pytest plugin and ``evaluate()``).
 
@@ -218,4 +224,43 @@ def make_config(
         concurrency=_int("concurrency", str(concurrency), 1),
         redact=redact,
         worst=_int("worst", str(worst), 0),
+        xfail_tags=frozenset(_split_list(list(xfail_tags))),
     )
+
+
+def baseline_settings(config: pytest.Config) -> BaselineSettings | None:
+    """``--ragproof-baseline`` and the regression options, validated; None without a baseline."""
+    from pytest_ragproof.regression.tolerance import parse_tolerances
+    from pytest_ragproof.runner.baseline import BaselineSettings, parse_alpha
+
+    get = options.get
+    shown = get(config, "baseline")
+    if not shown:
+        return None
+    tolerances = tuple(get(config, "regression_tolerance"))
+    parse_tolerances(tolerances)  # a bad expression is a usage error before any case runs
+    return BaselineSettings(
+        path=(config.invocation_params.dir / str(shown)).resolve(),
+        shown=str(shown),
+        update=bool(get(config, "baseline_update")),
+        tolerances=tolerances,
+        alpha=parse_alpha(get(config, "regression_alpha")),
+        allow_dataset_change=bool(get(config, "baseline_allow_dataset_change")),
+        fail_on_case_regression=bool(get(config, "fail_on_case_regression")),
+    )
+
+
+def check_outputs(
+    config: pytest.Config, report: Path | None, baseline: BaselineSettings | None
+) -> None:
+    """Refuse output paths that would replace a file ragproof did not write for that purpose."""
+    from pytest_ragproof.runner.baseline import check_baseline_path, sniff
+
+    if baseline is not None:
+        check_baseline_path(baseline)
+    if report is not None and sniff(report) in ("dataset", "other"):
+        what = "a ragproof dataset" if sniff(report) == "dataset" else "not a ragproof results file"
+        raise ConfigError(
+            f"--ragproof-report {options.get(config, 'report')} is {what}; ragproof will not "
+            "replace it; choose a new path such as results.json"
+        )

@@ -36,8 +36,10 @@ class ThresholdResult:
     bound: str
     observed: float | None
     n: int
-    verdict: str  # pass | fail | no data | n failed
+    verdict: str  # pass | fail | no data | no cases | not selected | "n failed, n error"
     gated: bool
+    # A failed aggregate: the cases that pulled it down most, as [case id, value].
+    worst: list[list[Any]] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -77,6 +79,30 @@ def _aggregate_for(
     )
 
 
+WORST_SHOWN = 5
+# Statuses of cases pytest expected to fail (marked xfail): reported, never gating.
+XFAIL_STATUSES = ("xfailed", "xpassed")
+
+
+def _worst(recs: Sequence[CaseRecord], metric: str, limit: int = WORST_SHOWN) -> list[list[Any]]:
+    """The ``limit`` cases with the worst values of ``metric`` (lowest when higher is better)."""
+    from pytest_ragproof.metrics import registry
+
+    spec = registry.resolve(metric)
+    scored = [
+        (r.metrics[metric], r.id, r.kind)
+        for r in recs
+        if r.status != "error" and metric in r.metrics
+    ]
+
+    def badness(item: tuple[float, str, str]) -> tuple[float, str]:
+        value, cid, kind = item
+        higher = True if spec is None else spec.higher_is_better_for(kind)
+        return (value if higher else -value, cid)
+
+    return [[cid, value] for value, cid, _ in sorted(scored, key=badness)[:limit]]
+
+
 def evaluate_aggregates(
     records: Sequence[CaseRecord],
     thresholds: Sequence[Threshold],
@@ -101,6 +127,7 @@ def evaluate_aggregates(
                 verdict = "not selected" if narrowed and not recs else "no data"
             else:
                 verdict = "pass" if t.check(observed) else "fail"
+            worst = _worst(recs, t.metric) if verdict == "fail" else []
             out.append(
                 ThresholdResult(
                     t.expression,
@@ -114,6 +141,7 @@ def evaluate_aggregates(
                     agg.n,
                     verdict,
                     gated and verdict != "not selected",
+                    worst,
                 )
             )
     return out
@@ -122,11 +150,17 @@ def evaluate_aggregates(
 def summarize_case_thresholds(
     records: Sequence[CaseRecord], thresholds: Sequence[Threshold]
 ) -> list[ThresholdResult]:
-    """Per pipeline and case threshold: how many cases it failed (gated per item)."""
+    """Per pipeline and case threshold: how many cases it failed (gated per item).
+
+    A threshold whose selector matched no evaluated case reads ``no cases`` and is
+    not gated: nothing was checked. Cases marked xfail are counted apart.
+    """
     out: list[ThresholdResult] = []
     for pipeline in sorted({r.pipeline for r in records}):
         for t in thresholds:
             recs = population(records, t, pipeline)
+            expected = [r for r in recs if r.status in XFAIL_STATUSES]
+            recs = [r for r in recs if r.status not in XFAIL_STATUSES]
             scored = [r for r in recs if r.status != "error"]
             failed = sum(1 for r in scored if any(f.expression == t.expression for f in r.failures))
             values = [r.metrics[t.metric] for r in scored if t.metric in r.metrics]
@@ -135,7 +169,11 @@ def summarize_case_thresholds(
             # A case that errored was not measured: it is not a pass of the threshold.
             parts = [f"{failed} failed"] if failed else []
             parts += [f"{errors} error"] if errors else []
-            verdict = ", ".join(parts) or "pass"
+            parts += [f"{len(expected)} xfailed"] if expected else []
+            if not recs and not expected:
+                verdict = "no cases"
+            else:
+                verdict = ", ".join(parts) or "pass"
             out.append(
                 ThresholdResult(
                     t.expression,
@@ -148,7 +186,7 @@ def summarize_case_thresholds(
                     observed,
                     len(scored),
                     verdict,
-                    True,
+                    verdict != "no cases",
                 )
             )
     return out

@@ -28,11 +28,17 @@ def test_a_file_that_is_not_a_results_file_is_refused(project: pytest.Pytester) 
     result = run(project, SERIAL, "--ragproof-baseline=base.json")
     assert result.ret == 1
     result.stdout.fnmatch_lines(
-        [
-            "*ragproof gate FAILED: baseline: *base.json is not a ragproof results file*"
-            "--ragproof-baseline-update*"
-        ]
+        ["*ragproof gate FAILED: baseline: *base.json is not a ragproof results file*"]
     )
+    # Suggesting --ragproof-baseline-update here would offer to replace the user's file.
+    assert "--ragproof-baseline-update" not in result.stdout.str()
+    result = run(project, SERIAL, "--ragproof-baseline=base.json", "--ragproof-baseline-update")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*--ragproof-baseline-update will not replace base.json: it is not a ragproof results*"]
+    )
+    kept = (project.path / "base.json").read_text(encoding="utf-8")
+    assert kept == '{"format": "something/else"}'
     (project.path / "base.json").write_text("not json", encoding="utf-8")
     result = run(project, SERIAL, "--ragproof-baseline=base.json")
     assert result.ret == 1

@@ -1,0 +1,228 @@
+"""The end of a run, once: case records and run facts in, one outcome out.
+
+A pytest run and :func:`pytest_ragproof.evaluate` reach their verdict through
+:func:`decide`: the gate failures, notes, threshold rows, the results document
+(built once, never edited afterwards) and the summary lines a terminal prints.
+The pytest hooks only collect the facts, write the files the outcome names and
+set the exit status. Nothing here imports pytest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_ragproof.runner.baseline import BaselineOutcome, BaselineSettings, apply_baseline
+from pytest_ragproof.runner.config import RunConfig
+from pytest_ragproof.runner.gates import (
+    XFAIL_STATUSES,
+    ThresholdResult,
+    all_aggregates,
+    evaluate_aggregates,
+    summarize_case_thresholds,
+)
+from pytest_ragproof.runner.record import CaseRecord
+from pytest_ragproof.runner.results import build_results, dataset_entry
+
+__all__ = ["DatasetFacts", "Line", "RunFacts", "RunOutcome", "decide"]
+
+STATUSES = ("passed", "failed", "error", "xfailed", "xpassed")
+
+
+@dataclass(frozen=True)
+class DatasetFacts:
+    """A dataset of the run: how it is shown, the loaded dataset, how many cases it evaluates."""
+
+    path: str
+    dataset: Any  # pytest_ragproof.dataset.io.Dataset
+    evaluated: int
+
+
+@dataclass
+class RunFacts:
+    """What the collecting side (pytest hooks or ``evaluate()``) knows at the end of a run."""
+
+    records: Sequence[CaseRecord]
+    datasets: Sequence[DatasetFacts]
+    expected: int = 0  # cases (x pipelines) of the evaluated population
+    selected: int = 0  # of those, the ones pytest's selection kept
+    missing: Sequence[str] = ()  # selected, not skipped, and no record arrived
+    stopped: bool = False  # -x, --maxfail, Ctrl-C: the run ended before its cases did
+    not_selected: Sequence[str] = ()  # configured datasets the given paths did not select
+    notes: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of the terminal summary and how it is marked up."""
+
+    text: str
+    style: str = ""  # "" | "note" | "failure"
+
+    @property
+    def markup(self) -> dict[str, bool]:
+        if self.style == "failure":
+            return {"red": True, "bold": True}
+        if self.style == "note":
+            return {"yellow": True}
+        return {}
+
+
+@dataclass
+class RunOutcome:
+    """The verdict of one run, and everything reported about it."""
+
+    passed: bool
+    gate_failures: list[str]
+    notes: list[str]
+    thresholds: list[ThresholdResult]
+    document: dict[str, Any]
+    lines: list[Line] = field(default_factory=list)
+    baseline_write: dict[str, Any] | None = None  # the document for --ragproof-baseline-update
+    stopped: bool = False
+
+
+def _stop_note(facts: RunFacts, ran: int) -> str:
+    return f"run stopped after {ran} of {facts.selected} case(s): aggregates reported, not gated"
+
+
+def _aggregate_failure(r: ThresholdResult) -> str:
+    observed = "no scored cases" if r.observed is None else f"{r.observed:.4g}"
+    line = (
+        f"aggregate {r.expression} [{r.pipeline}]: {r.aggregator} = {observed} "
+        f"(expected {r.bound}, n={r.n})"
+    )
+    if r.worst:
+        line += "; worst: " + ", ".join(f"{cid} {value:.3g}" for cid, value in r.worst)
+    return line
+
+
+def decide(facts: RunFacts, cfg: RunConfig, baseline: BaselineSettings | None = None) -> RunOutcome:
+    """Gate the run and build its results document and summary, once."""
+    records = sorted(facts.records, key=lambda r: (r.pipeline, r.nodeid))
+    notes = [n for i, n in enumerate(facts.notes) if n not in facts.notes[:i]]
+    gate_failures: list[str] = []
+    partial = facts.selected != facts.expected
+    if facts.not_selected:
+        names = ", ".join(facts.not_selected)
+        notes.append(
+            f"configured dataset(s) {names} not selected by the given paths: run pytest "
+            "without paths, or name the dataset file, to evaluate them"
+        )
+    if facts.stopped:
+        if facts.selected:  # a run stopped in collection has nothing of its own to say
+            notes.append(_stop_note(facts, len(records)))
+    elif partial and facts.expected:
+        left_out = facts.expected - facts.selected
+        notes.append(
+            f"pytest's selection (-k, -m, --lf, node ids or deselection) left out "
+            f"{left_out} of {facts.expected} case(s): aggregates are reported, not gated"
+        )
+    missing = [] if facts.stopped else sorted(facts.missing)
+    if missing:
+        gate_failures.append(
+            f"scores missing for {len(missing)} case(s) (a crashed worker or an "
+            f"interrupted run?), e.g. {missing[0]}"
+        )
+    aggregate_results = evaluate_aggregates(
+        records,
+        cfg.aggregate_thresholds,
+        gated=not partial and not facts.stopped,
+        narrowed=bool(cfg.kinds or cfg.splits or cfg.tags),
+    )
+    gate_failures.extend(_aggregate_failure(r) for r in aggregate_results if r.failed)
+    thresholds = [
+        *summarize_case_thresholds(records, cfg.case_thresholds),
+        *aggregate_results,
+    ]
+    for d in facts.datasets:
+        if not d.dataset.frozen:
+            notes.append(f"dataset {d.path.rsplit('/', 1)[-1]} is not frozen (ragproof freeze)")
+    items_failed = any(r.status not in ("passed", *XFAIL_STATUSES) for r in records)
+    passed = not gate_failures and not items_failed and not facts.stopped
+    body = build_results(
+        passed=passed,
+        datasets=[dataset_entry(d.path, d.dataset, d.evaluated) for d in facts.datasets],
+        records=records,
+        aggregates=all_aggregates(records, [*cfg.case_thresholds, *cfg.aggregate_thresholds]),
+        thresholds=thresholds,
+        settings=cfg.settings(),
+        redact=cfg.redact,
+        notes=notes,
+    )
+    base = BaselineOutcome()
+    if baseline is not None:
+        base = apply_baseline(baseline, body, stopped=facts.stopped)
+        gate_failures.extend(base.gate_failures)
+        passed = passed and not base.gate_failures
+    document = {**body, "passed": passed}
+    if base.section is not None:
+        document["baseline"] = base.section
+    outcome = RunOutcome(
+        passed=passed,
+        gate_failures=gate_failures,
+        notes=notes,
+        thresholds=thresholds,
+        document=document,
+        baseline_write=base.write,
+        stopped=facts.stopped,
+    )
+    outcome.lines = _lines(facts, cfg, records, outcome, base.summary_lines)
+    return outcome
+
+
+def _lines(
+    facts: RunFacts,
+    cfg: RunConfig,
+    records: list[CaseRecord],
+    outcome: RunOutcome,
+    baseline_lines: Sequence[str],
+) -> list[Line]:
+    from pytest_ragproof.runner.summary import latency_line, threshold_table, worst_cases
+
+    out: list[Line] = []
+    if not records and (not facts.datasets or not facts.selected):
+        # Nothing of ragproof's ran (e.g. `pytest tests/unit` in a configured project).
+        out.extend(Line(f"note: {n}", "note") for n in outcome.notes)
+        out.extend(Line(f"ragproof gate FAILED: {g}", "failure") for g in outcome.gate_failures)
+        return out
+    for d in facts.datasets:
+        ds = d.dataset
+        state = "frozen" if ds.frozen else "NOT frozen"
+        scope = (
+            f"{len(ds.cases)} case(s)"
+            if d.evaluated == len(ds.cases)
+            else f"{d.evaluated} of {len(ds.cases)} case(s) selected"
+        )
+        out.append(Line(f"dataset {d.path}: {scope}, {state}, sha256 {ds.sha256[:12]}"))
+    counts = {s: sum(1 for r in records if r.status == s) for s in STATUSES}
+    shown = [f"{counts[s]} {s}" for s in ("passed", "failed", "error")]
+    shown += [f"{counts[s]} {s}" for s in XFAIL_STATUSES if counts[s]]
+    out.append(Line("cases: " + ", ".join(shown)))
+    if outcome.thresholds:
+        out.append(Line(threshold_table(outcome.thresholds, records)))
+    errors = [r for r in records if r.status == "error"]
+    if errors:
+        more = f", … (+{len(errors) - 10})" if len(errors) > 10 else ""
+        out.append(
+            Line("errors: " + ", ".join(f"{r.id} ({r.error_type})" for r in errors[:10]) + more)
+        )
+    worst = worst_cases(records, cfg.worst)
+    if worst:
+        out.append(Line("worst cases:"))
+        out.extend(Line(f"  {w}") for w in worst)
+    latency = latency_line(records)
+    if latency:
+        out.append(Line(latency))
+    components = outcome.document.get("components")
+    if records and components:
+        from pytest_ragproof.reporting.components import format_components
+
+        out.extend(Line(c) for c in format_components(components))
+    out.extend(Line(b) for b in baseline_lines)
+    stop_note = _stop_note(facts, len(records)) if facts.stopped else None
+    for n in outcome.notes:
+        out.append(Line(f"ragproof: {n}" if n == stop_note else f"note: {n}", "note"))
+    out.extend(Line(f"ragproof gate FAILED: {g}", "failure") for g in outcome.gate_failures)
+    return out
