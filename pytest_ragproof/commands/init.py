@@ -9,8 +9,9 @@ Writes into DIR (default: the current folder, created when missing):
 - the pytest configuration: a ``pytest.ini``, or a ``[tool.pytest.ini_options]``
   section appended to an existing ``pyproject.toml`` that has no pytest section.
 
-It never overwrites or edits: when one of those files exists, or DIR already has a
-pytest configuration, nothing is written and the exit code is 1 (with the settings
+It never overwrites or edits: when one of those files exists, or DIR (or a folder
+above it, where pytest would find it) already has a pytest configuration, nothing is
+written and the exit code is 1 (with the settings
 to add yourself; ``--no-config`` then writes everything but the configuration).
 Templates are package data under ``pytest_ragproof/templates/init/``.
 """
@@ -18,6 +19,7 @@ Templates are package data under ``pytest_ragproof/templates/init/``.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 CONFTEST = "conftest.py"
 CASES = "cases.jsonl"
@@ -48,14 +50,37 @@ def _template(name: str) -> str:
     return (files("pytest_ragproof") / "templates" / "init" / name).read_text(encoding="utf-8")
 
 
-def settings_to_add(config_file: str) -> str:
-    """The ragproof settings, in the syntax of ``config_file``."""
+def settings_to_add(config_file: str, prefix: str = "") -> str:
+    """The ragproof settings, in the syntax of ``config_file``.
+
+    ``prefix`` is the starter folder relative to the configuration file's folder
+    (``tests/rag/``), so the dataset path is right where the settings go.
+    """
     template = "pyproject.toml.tmpl" if config_file == PYPROJECT else "pytest.ini.tmpl"
     return "\n".join(
-        line
+        line.replace(FROZEN, prefix + FROZEN)
         for line in _template(template).strip().splitlines()
         if not line.startswith("[") and "written by `ragproof init`" not in line
     )
+
+
+def project_pytest_config(directory: str) -> tuple[Path, str] | None:
+    """The pytest configuration that governs DIR: DIR's own, else the nearest ancestor's.
+
+    pytest looks for its configuration in the folders above the paths it is given, so
+    a configuration above DIR is the one a run of DIR (or of the project) reads; a
+    second one inside DIR would silently become the rootdir.
+    """
+    from pathlib import Path
+
+    here = Path(directory).resolve()
+    while not here.is_dir() and here != here.parent:
+        here = here.parent
+    for folder in (here, *here.parents):
+        found = existing_pytest_config(str(folder))
+        if found is not None:
+            return folder / found[0], found[1]
+    return None
 
 
 def existing_pytest_config(directory: str) -> tuple[str, str] | None:
@@ -67,7 +92,6 @@ def existing_pytest_config(directory: str) -> tuple[str, str] | None:
     """
     import configparser
     import tomllib
-    from pathlib import Path
 
     root = Path(directory)
     for name in (PYTEST_INI, ".pytest.ini"):
@@ -111,7 +135,6 @@ def pyproject_addition(current: bytes) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     import sys
-    from pathlib import Path
 
     from pytest_ragproof.dataset.freeze import freeze
 
@@ -135,16 +158,20 @@ def run(args: argparse.Namespace) -> int:
     config: str | None = None  # the configuration file to write or append to
     addition: str | None = None  # what is appended to an existing pyproject.toml
     if not args.no_config:
-        existing = existing_pytest_config(str(root)) if root.is_dir() else None
+        existing = project_pytest_config(str(root))
         if existing is not None:
-            name, where = existing
+            found, where = existing
+            shown = root / found.name if found.parent == root.resolve() else found
+            prefix = ""
+            if found.parent != root.resolve():
+                prefix = root.resolve().relative_to(found.parent).as_posix() + "/"
             print(
-                f"ragproof init: {root / name} already configures pytest ({where}); "
+                f"ragproof init: {shown} already configures pytest ({where}); "
                 "ragproof init does not edit it and wrote nothing. Add these settings "
                 f"there, then run `ragproof init --no-config {args.directory}`:\n",
                 file=sys.stderr,
             )
-            print(settings_to_add(name), file=sys.stderr)
+            print(settings_to_add(found.name, prefix), file=sys.stderr)
             return 1
         config = PYPROJECT if (root / PYPROJECT).is_file() else PYTEST_INI
         if config == PYPROJECT:

@@ -10,8 +10,11 @@ What is compared, per pipeline (cases are matched by pipeline and case id):
   (passed → failed/error), *new* (only in this run), *removed* (only in the
   baseline). They gate only with ``fail_on_case_regression``: nondeterministic
   pipelines flip.
-* **gated aggregates**: every (pipeline, selector, metric) named by the run's
-  thresholds (case and aggregate) and by the tolerances. Over the cases both
+* **gated aggregates**: a headline set for each kind the run has (qa ``hit@5``,
+  ``recall@5``, ``mrr``, ``token_f1``, ``abstained``; unanswerable ``abstained``;
+  injection ``injection_resisted``; each when the run measured it), plus every
+  (pipeline, selector, metric) named by the run's thresholds (case and aggregate)
+  and by the tolerances. Over the cases both
   runs scored (neither an error, the metric present in both) it reports the
   baseline and current means, the paired test (exact McNemar when every value
   is 0 or 1, else Wilcoxon signed-rank; see :mod:`.stats`), and a verdict.
@@ -75,8 +78,11 @@ class AggregateChange:
     worse_by: float | None  # how far the mean moved in the worse direction (< 0: better)
     tolerance: float
     test: PairedTest | None
-    verdict: str  # regression | not significant | within tolerance | improved | unchanged | no data
+    # regression | not significant | too few pairs | within tolerance | improved | unchanged
+    # | no data
+    verdict: str
     failed: bool  # this regression gates the run
+    note: str | None = None  # why a drop could not be tested (too few pairs)
 
     @property
     def label(self) -> str:
@@ -199,10 +205,28 @@ def _flips(
     return out
 
 
+# Compared with every baseline, whether or not a threshold names them (per kind present).
+HEADLINE: dict[str, tuple[str, ...]] = {
+    "qa": ("hit@5", "recall@5", "mrr", "token_f1", "abstained"),
+    "unanswerable": ("abstained",),
+    "injection": ("injection_resisted",),
+}
+
+
 def _gated_keys(
     current: Mapping[str, Any], tolerances: Sequence[Tolerance], pipelines: Sequence[str]
 ) -> list[tuple[str, str, str]]:
     keys: dict[tuple[str, str, str], None] = {}
+    measured: dict[tuple[str, str], set[str]] = {}
+    for case in current.get("cases") or []:
+        found = measured.setdefault((str(case.get("pipeline")), str(case.get("kind"))), set())
+        found.update(case.get("metrics") or {})
+    for pipeline in pipelines:
+        for kind, metrics in HEADLINE.items():
+            present = measured.get((pipeline, kind), set())
+            for metric in metrics:
+                if metric in present:
+                    keys.setdefault((pipeline, kind, metric), None)
     for t in current.get("thresholds") or []:
         keys.setdefault((str(t["pipeline"]), str(t["selector"]), str(t["metric"])), None)
     for pipeline in pipelines:
@@ -269,8 +293,13 @@ def _aggregate(
     worse_by = -math.fsum(oriented) / n
     test = paired_test(oriented, binary=is_binary(before) and is_binary(after))
     significant = test.p_value < alpha
+    note = None
     if worse_by > tol + EPSILON:
         verdict = "regression" if significant else "not significant"
+        needed = min_pairs(alpha)
+        if not significant and test.n < needed:
+            verdict = "too few pairs"
+            note = too_few_pairs(test, needed, alpha)
     elif worse_by > EPSILON:
         verdict = "within tolerance"
     elif worse_by < -EPSILON and significant:
@@ -291,6 +320,30 @@ def _aggregate(
         test,
         verdict,
         verdict == "regression",
+        note,
+    )
+
+
+def min_pairs(alpha: float) -> int:
+    """The fewest informative pairs with which an exact two-sided test can reach p < alpha.
+
+    All n pairs moving one way give the smallest p either test can give, 2 / 2**n.
+    """
+    n = 1
+    while 2 / 2**n >= alpha:
+        n += 1
+    return n
+
+
+def too_few_pairs(test: PairedTest, needed: int, alpha: float) -> str:
+    if test.method == "mcnemar-exact":
+        return (
+            f"too few discordant pairs to test: {test.n}; exact McNemar needs at least "
+            f"{needed} in one direction for p < {alpha:g}"
+        )
+    return (
+        f"too few changed cases to test: {test.n}; the Wilcoxon signed-rank test needs at "
+        f"least {needed} moving one way for p < {alpha:g}"
     )
 
 

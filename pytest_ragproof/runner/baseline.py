@@ -174,9 +174,7 @@ def apply_baseline(
         if stopped:
             return BaselineOutcome(
                 [],
-                [
-                    f"ragproof baseline: not updated (the run stopped early): {path.name} unchanged"
-                ],
+                [f"ragproof baseline: not updated (the run stopped early): {path.name} unchanged"],
                 {"updated": None, "not_updated": "run stopped early"},
             )
         doc = baseline_document(results)
@@ -271,8 +269,13 @@ def summary_lines(comparison: Comparison, name: str) -> list[str]:
         for change, flips in counts.items():
             if flips:
                 lines.append(f"    {change}: {_ids(flips)}")
-    if comparison.aggregates:
+    if all(a.verdict == "no data" for a in comparison.aggregates):
+        lines.append("  nothing comparable: no metric was scored on cases both runs share")
+    else:
         lines.extend("  " + row for row in _table(comparison.aggregates).splitlines())
+    for a in comparison.aggregates:
+        if a.note is not None:
+            lines.append(f"  {a.label} [{a.pipeline}]: {a.note}")
     if comparison.flips_of("regressed") and not comparison.fail_on_case_regression:
         lines.append(
             "  case flips do not gate the run (--ragproof-fail-on-case-regression makes them)"

@@ -128,3 +128,50 @@ def test_new_and_removed_cases(project: pytest.Pytester) -> None:
             "*note: setting kinds differs from the baseline: [[][]] -> [[]'qa'[]]*",
         ]
     )
+
+
+def test_a_baseline_compares_the_headline_set_without_thresholds(
+    project: pytest.Pytester, mode: list[str]
+) -> None:
+    assert update(project, mode, "--ragproof-case-threshold=none").ret == 0
+    behave(project, {cid: "miss" for cid in QA_IDS[:8]})
+    result = run(
+        project,
+        mode,
+        "--ragproof-baseline=base.json",
+        "--ragproof-case-threshold=none",
+        "--ragproof-report=r.json",
+    )
+    assert result.ret == 1
+    result.assert_outcomes(passed=15)
+    result.stdout.fnmatch_lines(
+        [
+            "*rag_pipeline*qa*hit@5*12*1.000*0.333*-0.667*REGRESSION*",
+            "*ragproof gate FAILED: regression qa:hit@5 [[]rag_pipeline[]]: mean 1 -> 0.3333*",
+        ]
+    )
+    compared = {
+        (a["selector"], a["metric"])
+        for a in load_json(project.path / "r.json")["baseline"]["aggregates"]
+    }
+    assert compared == {
+        ("qa", "hit@5"),
+        ("qa", "recall@5"),
+        ("qa", "mrr"),
+        ("qa", "token_f1"),
+        ("qa", "abstained"),
+        ("unanswerable", "abstained"),
+        ("injection", "injection_resisted"),
+    }
+
+
+def test_a_stopped_run_does_not_update_the_baseline(project: pytest.Pytester) -> None:
+    update(project, [])
+    before = (project.path / "base.json").read_bytes()
+    behave(project, {QA_IDS[0]: "miss"})
+    result = update(project, [], "-x")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        ["*ragproof baseline: not updated (the run stopped early): base.json unchanged*"]
+    )
+    assert (project.path / "base.json").read_bytes() == before

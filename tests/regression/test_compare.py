@@ -12,6 +12,8 @@ import pytest
 
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.regression import Comparison, compare
+from pytest_ragproof.regression.compare import min_pairs
+from pytest_ragproof.regression.stats import mcnemar_exact
 from tests.regression.factory import SHA_A, SHA_B, case, results, threshold
 
 
@@ -127,6 +129,16 @@ def test_binary_metric_uses_mcnemar() -> None:
     assert row.verdict == "regression"
     two = [0.0] * 2 + [1.0] * 38
     now, base = recall_runs(before, two, metric="hit@5")
+    row = only(compare(now, base), "hit@5")
+    assert row.verdict == "too few pairs" and not row.failed
+    assert row.note == (
+        "too few discordant pairs to test: 2; exact McNemar needs at least 6 in one "
+        "direction for p < 0.05"
+    )
+    # Six discordant pairs with one going the other way: testable, not significant.
+    before_mixed = [0.0] * 2 + [1.0] * 38
+    mixed = [1.0] * 2 + [0.0] * 6 + [1.0] * 32  # 2 better, 6 worse: p = 74/256
+    now, base = recall_runs(before_mixed, mixed, metric="hit@5")
     assert only(compare(now, base), "hit@5").verdict == "not significant"
 
 
@@ -141,7 +153,9 @@ def test_unchanged_and_alpha() -> None:
     assert only(compare(now, base), "recall@5").verdict == "unchanged"
     now, base = recall_runs([1.0] * 6, [0.0] * 6, metric="hit@5")  # p = 2/64
     assert only(compare(now, base, alpha=0.05), "hit@5").verdict == "regression"
-    assert only(compare(now, base, alpha=0.01), "hit@5").verdict == "not significant"
+    strict = only(compare(now, base, alpha=0.01), "hit@5")
+    assert strict.verdict == "too few pairs"  # p < 0.01 needs 8 pairs one way
+    assert strict.note is not None and "needs at least 8 in one direction" in strict.note
 
 
 def test_lower_is_better_metrics() -> None:
@@ -162,7 +176,7 @@ def test_lower_is_better_metrics() -> None:
     flipped = [
         case(f"c{i}", {"abstained": 1.0 if k == "qa" else 0.0}, kind=k) for i, k in enumerate(kinds)
     ]
-    row = only(compare(results(flipped, thresholds=base["thresholds"]), base), "abstained")
+    row = only(compare(results(flipped, thresholds=base["thresholds"]), base), "abstained", "*")
     assert row.delta == 0.0  # the raw mean did not move ...
     assert row.worse_by == 1.0 and row.test.n == 16  # ... but every case got worse
     assert row.verdict == "regression"
@@ -174,9 +188,17 @@ def test_gated_aggregates_come_from_thresholds_and_tolerances() -> None:
     now = results([case(f"c{i}", metrics) for i in range(3)], thresholds=[threshold("hit@5")])
     comparison = compare(now, base, tolerances=["mrr=0.1", "complex:token_f1=0"])
     keys = [(a.pipeline, a.selector, a.metric) for a in comparison.aggregates]
-    assert keys == [("p", "qa", "hit@5"), ("p", "*", "mrr"), ("p", "complex", "token_f1")]
-    assert [a.n for a in comparison.aggregates] == [3, 3, 0]
-    assert comparison.aggregates[2].verdict == "no data"
+    # The headline set of the kinds present first (what was measured), then the rest.
+    assert keys == [
+        ("p", "qa", "hit@5"),
+        ("p", "qa", "recall@5"),
+        ("p", "qa", "mrr"),
+        ("p", "qa", "token_f1"),
+        ("p", "*", "mrr"),
+        ("p", "complex", "token_f1"),
+    ]
+    assert [a.n for a in comparison.aggregates] == [3, 3, 3, 3, 3, 0]
+    assert comparison.aggregates[-1].verdict == "no data"
 
 
 def test_tolerance_lookup_prefers_the_exact_selector() -> None:
@@ -273,3 +295,46 @@ def test_the_library_does_not_import_pytest() -> None:
         "assert 'pytest' not in sys.modules and '_pytest' not in sys.modules, 'pytest imported'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_min_pairs_is_the_smallest_n_reaching_alpha() -> None:
+    for alpha in (0.5, 0.1, 0.05, 0.01, 0.001):
+        n = min_pairs(alpha)
+        assert mcnemar_exact(n, 0).p_value < alpha <= mcnemar_exact(n - 1, 0).p_value
+
+
+def test_too_few_changed_cases_for_wilcoxon() -> None:
+    now, base = recall_runs([0.9] * 10, [0.9] * 6 + [0.5, 0.4, 0.3, 0.2])
+    row = only(compare(now, base), "recall@5")
+    assert row.verdict == "too few pairs"
+    assert row.note == (
+        "too few changed cases to test: 4; the Wilcoxon signed-rank test needs at least 6 "
+        "moving one way for p < 0.05"
+    )
+
+
+def test_headline_metrics_are_compared_without_thresholds() -> None:
+    def doc(hit: list[float]) -> dict[str, Any]:
+        qa = [
+            case(f"q{i:02d}", {"hit@5": h, "recall@5": h, "mrr": h, "abstained": 0.0})
+            for i, h in enumerate(hit)
+        ]
+        other = [
+            case("u1", {"abstained": 1.0}, kind="unanswerable"),
+            case("i1", {"injection_resisted": 1.0, "hit@5": 1.0}, kind="injection"),
+        ]
+        return results([*qa, *other])
+
+    comparison = compare(doc([0.0] * 20 + [1.0] * 40), doc([1.0] * 60))
+    keys = [(a.selector, a.metric) for a in comparison.aggregates]
+    assert keys == [
+        ("qa", "hit@5"),
+        ("qa", "recall@5"),
+        ("qa", "mrr"),
+        ("qa", "abstained"),
+        ("unanswerable", "abstained"),
+        ("injection", "injection_resisted"),
+    ]  # token_f1 is not measured here (no expected answers), so it is not compared
+    hit = only(comparison, "hit@5")
+    assert hit.verdict == "regression" and hit.failed
+    assert not comparison.passed
