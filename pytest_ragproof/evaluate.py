@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_ragproof.dataset.io import Dataset, load_dataset
-from pytest_ragproof.runner.call import LoopOwner
+from pytest_ragproof.runner.call import LoopOwner, check_signature
 from pytest_ragproof.runner.config import RunConfig, make_config
 from pytest_ragproof.runner.execute import Outcome, call_case, finish_case
 from pytest_ragproof.runner.gates import (
@@ -135,6 +135,11 @@ def evaluate(
     are per-case ones (the defaults apply unless one of them is ``'none'``). A pipeline
     exception or timeout is a case with status ``error``; nothing raises for a bad case.
     ``pipeline`` may be a mapping of names to callables to compare several pipelines.
+
+    A pipeline that requires a parameter ragproof never passes (anything but the
+    question, ``history`` and ``case`` without a default) raises
+    :class:`~pytest_ragproof.errors.PipelineSignatureError` (a ``ConfigError``)
+    before any case runs.
     """
     cfg = make_config(
         k=k,
@@ -153,6 +158,8 @@ def evaluate(
     )
     ds = _as_dataset(dataset)
     pipelines = dict(pipeline) if isinstance(pipeline, Mapping) else {pipeline_name: pipeline}
+    for fn in pipelines.values():
+        check_signature(fn)
     cases = sorted(cfg.population(ds.cases), key=lambda c: c.id)
     loops = LoopOwner()
     records: list[CaseRecord] = []
