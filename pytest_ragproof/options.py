@@ -140,6 +140,12 @@ OPTIONS: tuple[Option, ...] = (
         default=False,
     ),
     Option("worst", "how many worst cases the summary lists (default 5)", default="5", metavar="N"),
+    Option(
+        "components",
+        "print the RAGET-style component scores in the summary: 'on' (default) or 'off'",
+        default="on",
+        metavar="on|off",
+    ),
     # Exports (reporting).
     Option(
         "markdown",

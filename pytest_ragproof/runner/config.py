@@ -39,6 +39,7 @@ class RunConfig:
     concurrency: int
     redact: bool
     worst: int
+    components: bool = True  # print the component scores table (--ragproof-components)
     extra: dict[str, object] = field(default_factory=dict)
 
     def settings(self) -> dict[str, object]:
@@ -77,6 +78,17 @@ def _int(name: str, text: str, minimum: int) -> int:
     if value < minimum:
         raise ConfigError(f"--ragproof-{name.replace('_', '-')} must be at least {minimum}")
     return value
+
+
+def _on_off(name: str, value: bool | str) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = value.strip().lower()
+    if text not in ("on", "off"):
+        raise ConfigError(
+            f"--ragproof-{name.replace('_', '-')} must be 'on' or 'off'; got '{value.strip()}'"
+        )
+    return text == "on"
 
 
 def _split_list(values: list[str]) -> list[str]:
@@ -122,6 +134,7 @@ def build(config: pytest.Config) -> RunConfig:
         concurrency=get(config, "concurrency"),
         redact=bool(get(config, "redact")),
         worst=get(config, "worst"),
+        components=str(get(config, "components")),
     )
 
 
@@ -144,6 +157,7 @@ def make_config(
     concurrency: int | str = 1,
     redact: bool = False,
     worst: int | str = 5,
+    components: bool | str = True,
 ) -> RunConfig:
     """Validate run settings (shared by the pytest plugin and ``evaluate()``).
 
@@ -201,6 +215,7 @@ def make_config(
                 f"({exc.msg})"
             ) from None
     return RunConfig(
+        components=_on_off("components", components),
         datasets=tuple(datasets),
         pipeline_fixture=pipeline_fixture.strip(),
         ks=ks,
