@@ -80,6 +80,8 @@ class _Builder:
     def __init__(self, results: Mapping[str, Any]) -> None:
         self.results = results
         self.redacted = bool(results.get("redacted"))
+        settings = results.get("settings") or {}
+        self.delivery = str(settings.get("injection_delivery", "append"))
         self.cases: list[Mapping[str, Any]] = list(results.get("cases", []))
         self.pipelines: list[str] = list(
             results.get("pipelines") or sorted({str(c["pipeline"]) for c in self.cases})
@@ -141,9 +143,11 @@ class _Builder:
             for m in first.get("conversation_history") or []
         ]
         question = first.get("question")
-        utterances.append(
-            {"speaker": "user", "text": self.text(question if question is not None else "")}
-        )
+        asked = question if question is not None else ""
+        payload = first.get("adversarial_payload")
+        if payload and first.get("kind") == "injection" and self.delivery == "append":
+            asked = f"{asked}\n\n{payload}"  # exactly what the pipeline received
+        utterances.append({"speaker": "user", "text": self.text(asked)})
         context_ids: list[str] = []
         for sid in first.get("expected_source_ids") or []:
             context_ids.append(str(sid))
@@ -153,7 +157,13 @@ class _Builder:
                 context_ids.append(str(ctx["id"]))
         unique = [d for d in dict.fromkeys(context_ids) if self.has_document(d)]
         answer = first.get("expected_answer")
+        planted = {
+            name: str(first[name])
+            for name in ("adversarial_payload", "canary")
+            if first.get(name) is not None and not self.redacted
+        }
         return {
+            **planted,
             "task_id": self.task_ids[key],
             "task_type": "rag",
             "category": str(first.get("kind", "")),
