@@ -154,7 +154,12 @@ OPTIONS: tuple[Option, ...] = (
         metavar="PATH",
     ),
     Option("html", "write a self-contained HTML report to this path", metavar="PATH"),
-    Option("inspectorraget", "write an InspectorRAGet JSON export to this path", metavar="PATH"),
+    Option(
+        "inspectorraget",
+        "write an InspectorRAGet JSON export to this path (several case kinds: one file per "
+        "kind, e.g. run.json -> run.qa.json, run.unanswerable.json, run.injection.json)",
+        metavar="PATH",
+    ),
     # Regression baselines.
     Option("baseline", "compare the run with this committed results file", metavar="PATH"),
     Option(
