@@ -145,6 +145,10 @@ def check_signature(pipeline: Any) -> None:
 def call_kwargs(pipeline: Callable[..., Any], case: Case) -> dict[str, Any]:
     """``case`` / ``history`` keyword arguments the callable declares."""
     wants_case, wants_history, _ = _declared(pipeline)
+    return _kwargs(case, wants_case, wants_history)
+
+
+def _kwargs(case: Case, wants_case: bool, wants_history: bool) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if wants_case:
         out["case"] = case
@@ -270,11 +274,11 @@ def bind(pipeline: Any, case: Case, delivery: str) -> Callable[[], Any]:
     """
     if not callable(pipeline):
         return _raising(lambda: NotCallableError(pipeline))
-    error = _declared(pipeline)[2]
+    wants_case, wants_history, error = _declared(pipeline)
     if error is not None:
         return _raising(lambda: PipelineSignatureError(str(error), error.parameters))
     question = question_text(case, delivery)
-    kwargs = call_kwargs(pipeline, case)
+    kwargs = _kwargs(case, wants_case, wants_history)
 
     def call() -> Any:
         __tracebackhide__ = True
