@@ -61,8 +61,9 @@ _DECLARED: dict[int, tuple[object, bool, bool, PipelineSignatureError | None]] =
 
 
 def _name(pipeline: object) -> str:
-    name = getattr(pipeline, "__qualname__", None) or getattr(pipeline, "__name__", None)
-    return str(name) if name else type(pipeline).__name__
+    # __name__, not __qualname__: a fixture's closure would read "rag_pipeline.<locals>.f".
+    name = getattr(pipeline, "__name__", None)
+    return str(name) if isinstance(name, str) and name else type(pipeline).__name__
 
 
 def _signature_error(

@@ -130,3 +130,19 @@ def test_evaluate_refuses_before_running_any_case() -> None:
     with pytest.raises(PipelineSignatureError, match="requires the parameter 'messages'"):
         evaluate([CASE.model_dump(mode="json")], {"good": _plain, "bad": rag})
     assert calls == []
+
+
+def test_the_message_names_a_fixture_closure_and_a_callable_object_plainly() -> None:
+    def rag_pipeline() -> Any:
+        def pipeline(question: str, chat_history: list[Any]) -> str:
+            return question
+
+        return pipeline
+
+    assert "the pipeline pipeline requires" in str(_refusal(rag_pipeline()))
+
+    class Chain:
+        def __call__(self, question: str, messages: list[Any]) -> str:
+            return question
+
+    assert "the pipeline Chain requires the parameter 'messages'" in str(_refusal(Chain()))
