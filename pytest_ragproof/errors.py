@@ -6,6 +6,7 @@
     ├── DatasetError                   a dataset file or record is invalid (never echoes values)
     │   └── FrozenDatasetModifiedError a frozen file no longer matches its hash / canonical form
     ├── ConfigError                    a bad option, threshold expression or setting
+    │   └── PipelineSignatureError     the pipeline requires a parameter ragproof never passes
     ├── MissingExtraError              an optional dependency ("extra") is not installed
     ├── IngestError                    a corpus path cannot be read at all
     ├── OutputShapeError               a pipeline returned something we cannot score
@@ -75,6 +76,19 @@ class FrozenDatasetModifiedError(DatasetError):
 
 class ConfigError(RagproofError):
     """An option, ini value, threshold expression or setting is invalid."""
+
+
+class PipelineSignatureError(ConfigError):
+    """The pipeline declares a required parameter that ragproof never passes.
+
+    Raised (as the case's error) by the call of every case of such a pipeline, so the
+    runner can stop at the first one with one usage error; ``evaluate()`` raises it
+    before running any case. ``parameters`` are the offending parameter names.
+    """
+
+    def __init__(self, message: str, parameters: tuple[str, ...]) -> None:
+        self.parameters = parameters
+        super().__init__(message)
 
 
 class MissingExtraError(RagproofError):

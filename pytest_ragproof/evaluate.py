@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_ragproof.dataset.io import Dataset, load_dataset
-from pytest_ragproof.runner.call import LoopOwner
+from pytest_ragproof.runner.call import LoopOwner, check_signature
 from pytest_ragproof.runner.config import RunConfig, make_config
 from pytest_ragproof.runner.execute import Outcome, call_case, finish_case
 from pytest_ragproof.runner.gates import ThresholdResult
@@ -139,6 +139,11 @@ def evaluate(
     ``pipeline`` may be a mapping of names to callables to compare several pipelines.
     ``baseline`` compares the run with a results file as ``--ragproof-baseline`` does
     (``baseline_update=True`` writes it instead), with the same regression settings.
+
+    A pipeline that requires a parameter ragproof never passes (anything but the
+    question, ``history`` and ``case`` without a default) raises
+    :class:`~pytest_ragproof.errors.PipelineSignatureError` (a ``ConfigError``)
+    before any case runs.
     """
     from pytest_ragproof.runner.baseline import BaselineSettings, check_baseline_path, parse_alpha
 
@@ -178,6 +183,8 @@ def evaluate(
     base_settings = _baseline(baseline, baseline_update)
     ds = _as_dataset(dataset)
     pipelines = dict(pipeline) if isinstance(pipeline, Mapping) else {pipeline_name: pipeline}
+    for fn in pipelines.values():
+        check_signature(fn)
     cases = sorted(cfg.population(ds.cases), key=lambda c: c.id)
     loops = LoopOwner()
     records: list[CaseRecord] = []

@@ -147,6 +147,12 @@ OPTIONS: tuple[Option, ...] = (
         default=False,
     ),
     Option("worst", "how many worst cases the summary lists (default 5)", default="5", metavar="N"),
+    Option(
+        "components",
+        "print the RAGET-style component scores in the summary: 'on' (default) or 'off'",
+        default="on",
+        metavar="on|off",
+    ),
     # Exports (reporting).
     Option(
         "markdown",
@@ -155,7 +161,12 @@ OPTIONS: tuple[Option, ...] = (
         metavar="PATH",
     ),
     Option("html", "write a self-contained HTML report to this path", metavar="PATH"),
-    Option("inspectorraget", "write an InspectorRAGet JSON export to this path", metavar="PATH"),
+    Option(
+        "inspectorraget",
+        "write an InspectorRAGet JSON export to this path (several case kinds: one file per "
+        "kind, e.g. run.json -> run.qa.json, run.unanswerable.json, run.injection.json)",
+        metavar="PATH",
+    ),
     # Regression baselines.
     Option("baseline", "compare the run with this committed results file", metavar="PATH"),
     Option(

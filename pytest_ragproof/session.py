@@ -17,7 +17,12 @@ import pytest
 from pytest_ragproof import options
 from pytest_ragproof.collect import CaseItem, DatasetFile, case_ref
 from pytest_ragproof.dataset.io import Dataset, load_dataset
-from pytest_ragproof.errors import ConfigError, DatasetError, FrozenDatasetModifiedError
+from pytest_ragproof.errors import (
+    ConfigError,
+    DatasetError,
+    FrozenDatasetModifiedError,
+    PipelineSignatureError,
+)
 from pytest_ragproof.runner.call import LoopOwner, NotCallableError
 from pytest_ragproof.runner.config import RunConfig, baseline_settings, build, check_outputs
 from pytest_ragproof.runner.execute import Outcome, call_case, finish_case
@@ -217,6 +222,10 @@ class RagproofRun:
         for name, value in record.metrics.items():
             item.user_properties.append((f"ragproof.{name}", value))
         item.user_properties.append(("ragproof.status", record.status))
+        if isinstance(outcome.error, PipelineSignatureError):
+            # The same for every case: say it once and stop the run.
+            item.session.shouldstop = "ragproof: the pipeline cannot take what ragproof passes"
+            pytest.fail(f"ragproof: {outcome.error}", pytrace=False)
         if isinstance(outcome.error, NotCallableError):
             message = outcome.error.for_fixture(self.cfg.pipeline_fixture)
             pytest.fail(message, pytrace=False)  # our message; no traceback to show
@@ -352,8 +361,8 @@ class RagproofRun:
             target = options.get(self.config, name)
             if target:
                 path = (base / str(target)).resolve()
-                write_export(name, results, path)
-                self.written.append(f"{name} written to {path}")
+                files = write_export(name, results, path)
+                self.written.append(f"{name} written to {', '.join(str(f) for f in files)}")
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         outcome = self.outcome

@@ -2,7 +2,9 @@
 
 Renders a results file (``--ragproof-report=PATH``, ``ragproof.results/1``)
 with the same functions as the ``--ragproof-markdown``, ``--ragproof-html`` and
-``--ragproof-inspectorraget`` options; to stdout unless ``-o`` names a file.
+``--ragproof-inspectorraget`` options; to stdout unless ``-o`` names a file. The
+InspectorRAGet export of a run of several case kinds is one file per kind
+(``OUT.qa.json``, …) unless ``--kind`` picks the cases of one file.
 A file that is not a results document is a one-line error (exit 1).
 """
 
@@ -29,8 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         choices=KINDS,
         help=(
-            "inspectorraget only: export the cases of this kind (repeatable); one export per "
-            "kind makes every metric plottable in InspectorRAGet"
+            "inspectorraget only: export the cases of this kind into OUT (repeatable); without "
+            "it a run of several kinds is one file per kind, OUT.qa.json, "
+            "OUT.unanswerable.json, OUT.injection.json"
         ),
     )
 
@@ -57,6 +60,8 @@ def run(args: argparse.Namespace) -> int:
     results = read_results(Path(args.results))
     if args.kind:
         results = only_kinds(results, set(args.kind))
+    elif args.format == "inspectorraget":
+        return _per_kind(results, args.output)
     text = renderer(args.format)(results)
     if args.output:
         target = Path(args.output)
@@ -64,4 +69,27 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.format} report written to {target}", file=sys.stderr)
     else:
         sys.stdout.write(text)
+    return 0
+
+
+def _per_kind(results: dict[str, Any], output: str | None) -> int:
+    """InspectorRAGet without --kind: one file per case kind of the run (one kind: OUT)."""
+    from pytest_ragproof.reporting.inspectorraget import kind_path, split_by_kind
+    from pytest_ragproof.runner.exports import renderer, write_export
+
+    kinds = [kind for kind, _ in split_by_kind(results)]
+    if output is None:
+        if len(kinds) > 1:
+            example = ", ".join(kind_path(Path("OUT.json"), k).name for k in kinds)
+            print(
+                f"ragproof report: error: the run has cases of {len(kinds)} kinds "
+                f"({', '.join(kinds)}) and InspectorRAGet gets one file per kind: give "
+                f"-o OUT.json (writes {example}) or pick one with --kind",
+                file=sys.stderr,
+            )
+            return 2
+        sys.stdout.write(renderer("inspectorraget")(results))
+        return 0
+    for target in write_export("inspectorraget", results, Path(output)):
+        print(f"inspectorraget report written to {target}", file=sys.stderr)
     return 0

@@ -32,7 +32,12 @@ out_of_scope       router  (every case of kind ``unanswerable``)
 - Cases with status ``error`` have no verdict; they are counted in ``n_error``
   and left out of the share, like the run's aggregates.
 - A component with no case of its question types is **not measured**: its
-  score is ``None`` and its label says so. It is never reported as 1.0.
+  score is ``None`` and its label says so. It is never reported as 1.0. The
+  label names only question types absent from the run: when some of its types
+  ran, but only as cases that do not count for it (injection, or unanswerable
+  for anything but the router), it says so instead of claiming they are missing.
+- ``question_types`` are the types of the cases that counted, as written in the
+  dataset (an unanswerable case keeps its own ``question_type``).
 """
 
 from __future__ import annotations
@@ -91,6 +96,27 @@ def _is_hit(name: str) -> bool:
     return name.startswith("hit@") and name[4:].isdigit()
 
 
+def _not_measured(component: str, ran: Mapping[str, set[str]]) -> str:
+    """Why a component has no case: the target types absent from the run, never one that ran.
+
+    ``ran`` maps each question type evaluated in the run (for this pipeline) to the
+    kinds of its cases.
+    """
+    targets = _targets(component)
+    absent = [t for t in targets if t not in ran]
+    left_out = sorted({k for t in targets for k in ran.get(t, ())})
+    if not left_out:
+        return f"{NOT_MEASURED} (no {', '.join(absent)} questions)"
+    why = {
+        "injection": "injection cases are left out",
+        "unanswerable": "unanswerable cases count for the router only",
+    }
+    reasons = "; ".join(why.get(k, f"{k} cases are left out") for k in left_out)
+    if absent:
+        return f"{NOT_MEASURED} (no {', '.join(absent)} questions; {reasons})"
+    return f"{NOT_MEASURED} (no qa case of its question types; {reasons})"
+
+
 class _Tally:
     def __init__(self) -> None:
         self.passed = 0
@@ -99,12 +125,12 @@ class _Tally:
         self.types: set[str] = set()
         self.unscorable = 0  # knowledge base: simple cases without retrieval metrics
 
-    def result(self, component: str) -> dict[str, Any]:
+    def result(self, component: str, ran: Mapping[str, set[str]]) -> dict[str, Any]:
         score = self.passed / self.n if self.n else None
         if not self.types and self.unscorable:
             label = f"{NOT_MEASURED} (simple questions have no retrieval metrics)"
         elif not self.types:
-            label = f"{NOT_MEASURED} (no {', '.join(_targets(component))} questions)"
+            label = _not_measured(component, ran)
         elif score is None:
             label = f"no scored cases ({self.n_error} error)"
         else:
@@ -128,11 +154,12 @@ def component_scores(cases: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, 
     component of :data:`COMPONENTS`; unmeasured ones have ``score`` None.
     """
     tallies: dict[str, dict[str, _Tally]] = {}
+    ran: dict[str, dict[str, set[str]]] = {}  # pipeline -> question type -> kinds
     for case in cases:
         pipeline = str(case.get("pipeline", ""))
         mine = tallies.setdefault(pipeline, {c: _Tally() for c in COMPONENTS})
-        qtype = "out_of_scope" if case.get("kind") == "unanswerable" else case.get("question_type")
-        qtype = str(qtype or "simple")
+        qtype = str(case.get("question_type") or "simple")
+        ran.setdefault(pipeline, {}).setdefault(qtype, set()).add(str(case.get("kind")))
         is_error = case.get("status") == "error"
         for component in _components_of(case):
             tally = mine[component]
@@ -156,7 +183,7 @@ def component_scores(cases: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, 
                 kb.n += 1
                 kb.passed += found
     return {
-        pipeline: {c: tally[c].result(c) for c in COMPONENTS}
+        pipeline: {c: tally[c].result(c, ran[pipeline]) for c in COMPONENTS}
         for pipeline, tally in sorted(tallies.items())
     }
 

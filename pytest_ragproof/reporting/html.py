@@ -108,6 +108,8 @@ def case_data(results: Mapping[str, Any]) -> dict[str, Any]:
                     {"role": m.get("role"), "content": None if redacted else m.get("content")}
                     for m in history
                 ],
+                "adversarial_payload": None if redacted else case.get("adversarial_payload"),
+                "canary": None if redacted else case.get("canary"),
                 "runs": {},
             }
         entry["runs"][str(case.get("pipeline"))] = _run(case, redacted)

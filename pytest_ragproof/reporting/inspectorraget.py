@@ -10,9 +10,12 @@ Mapping:
   text a pipeline returned for that context id, else the case's reference
   contexts (paired with the expected ids by position when the counts match, or
   all of them for a single expected id). Sources without any known text are
-  left out of ``documents`` and of the tasks' ``contexts``, and the export's
-  ``description`` says how many. A task's ``contexts`` are its expected sources,
-  then what any pipeline retrieved.
+  left out of ``documents`` and of every ``contexts`` list, and the export's
+  ``description`` says how many. A task's ``contexts`` are its expected sources;
+  each evaluation's ``contexts`` are what that pipeline retrieved, in rank order.
+- Injection tasks: the user utterance is what the pipeline received (with
+  delivery ``append``, the question then the payload), and the task carries
+  ``adversarial_payload`` and ``canary`` (not when redacted).
 - ``evaluations``: one per pipeline and case, ``model_response`` = the answer,
   ``annotations`` by metric then worker ``"system"``. 0/1 verdicts (``hit@k``,
   ``exact_match``, ``abstained``, ``injection_resisted``) and the case
@@ -20,7 +23,9 @@ Mapping:
   and the retrieved ids are text. A metric that some scored case lacks (answer
   metrics without an expected answer, retrieval metrics without expected
   sources) is exported as text, because InspectorRAGet drops a task when a
-  result lacks a plottable metric; nothing is turned into 0.
+  result lacks a plottable metric; nothing is turned into 0. Hence
+  :func:`export_files`: a run of several kinds is one file per kind, where
+  every metric of that kind is plottable.
 - With ``redacted`` results, every text InspectorRAGet requires (question,
   answer, document text) is the placeholder ``[redacted]``.
 
@@ -33,6 +38,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from pytest_ragproof.reporting.inspectorraget_format import (
@@ -43,12 +49,22 @@ from pytest_ragproof.reporting.inspectorraget_metrics import (
     FAILURES_METRIC,
     RETRIEVED_METRIC,
     annotation_value,
+    case_metrics,
     declare_metrics,
     failure_line,
     metric_kinds,
 )
+from pytest_ragproof.vocabulary import KINDS
 
-__all__ = ["REDACTED", "InspectorRagetFormatError", "build_inspectorraget", "render_inspectorraget"]
+__all__ = [
+    "REDACTED",
+    "InspectorRagetFormatError",
+    "build_inspectorraget",
+    "export_files",
+    "kind_path",
+    "render_inspectorraget",
+    "split_by_kind",
+]
 
 REDACTED = "[redacted]"
 WORKER = "system"
@@ -80,6 +96,8 @@ class _Builder:
     def __init__(self, results: Mapping[str, Any]) -> None:
         self.results = results
         self.redacted = bool(results.get("redacted"))
+        settings = results.get("settings") or {}
+        self.delivery = str(settings.get("injection_delivery", "append"))
         self.cases: list[Mapping[str, Any]] = list(results.get("cases", []))
         self.pipelines: list[str] = list(
             results.get("pipelines") or sorted({str(c["pipeline"]) for c in self.cases})
@@ -96,6 +114,8 @@ class _Builder:
         self.titles: dict[str, str] = {}
         self.left_out: set[str] = set()
         self.not_run = 0
+        present = {str(c.get("kind", "")) for c in self.cases}
+        self.kinds = [k for k in KINDS if k in present] + sorted(present - set(KINDS))
 
     def text(self, value: Any) -> str:
         return REDACTED if self.redacted else str(value)
@@ -141,19 +161,21 @@ class _Builder:
             for m in first.get("conversation_history") or []
         ]
         question = first.get("question")
-        utterances.append(
-            {"speaker": "user", "text": self.text(question if question is not None else "")}
-        )
-        context_ids: list[str] = []
-        for sid in first.get("expected_source_ids") or []:
-            context_ids.append(str(sid))
-        for pipeline in self.pipelines:
-            record = records.get(pipeline)
-            for ctx in (record or {}).get("contexts") or []:
-                context_ids.append(str(ctx["id"]))
-        unique = [d for d in dict.fromkeys(context_ids) if self.has_document(d)]
+        asked = question if question is not None else ""
+        payload = first.get("adversarial_payload")
+        if payload and first.get("kind") == "injection" and self.delivery == "append":
+            asked = f"{asked}\n\n{payload}"  # exactly what the pipeline received
+        utterances.append({"speaker": "user", "text": self.text(asked)})
+        expected = (str(sid) for sid in first.get("expected_source_ids") or [])
+        unique = [d for d in dict.fromkeys(expected) if self.has_document(d)]
         answer = first.get("expected_answer")
+        planted = {
+            name: str(first[name])
+            for name in ("adversarial_payload", "canary")
+            if first.get(name) is not None and not self.redacted
+        }
         return {
+            **planted,
             "task_id": self.task_ids[key],
             "task_type": "rag",
             "category": str(first.get("kind", "")),
@@ -182,8 +204,8 @@ class _Builder:
             }
         status = str(record.get("status", "error"))
         notes: dict[str, Any] = {"status": status}
-        for name, value in (record.get("metrics") or {}).items():
-            notes[name] = annotation_value(name, float(value), kinds[name])
+        for name, value in case_metrics(record).items():
+            notes[name] = annotation_value(name, value, kinds[name])
         failures = [failure_line(f) for f in record.get("failures") or []]
         if status == "error":
             failures.insert(0, f"error: {record.get('error_type') or 'unknown'}")
@@ -197,12 +219,17 @@ class _Builder:
             response = REDACTED if self.redacted else "[no answer]"
         else:
             response = self.text(answer)
-        return {
+        out: dict[str, Any] = {
             "task_id": task_id,
             "model_id": pipeline,
             "model_response": response,
-            "annotations": {k: {WORKER: {"value": v}} for k, v in notes.items()},
         }
+        contexts = record.get("contexts")
+        if contexts is not None:  # what this pipeline retrieved, in rank order
+            ids = dict.fromkeys(str(c["id"]) for c in contexts)
+            out["contexts"] = [{"document_id": d} for d in ids if self.has_document(d)]
+        out["annotations"] = {k: {WORKER: {"value": v}} for k, v in notes.items()}
+        return out
 
     def build(self, timestamp: datetime | str | None) -> dict[str, Any]:
         self.collect_documents()
@@ -216,6 +243,7 @@ class _Builder:
                     self.evaluation(self.task_ids[key], pipeline, records.get(pipeline), kinds)
                 )
         used = {c["document_id"] for t in tasks for c in t["contexts"]}
+        used.update(c["document_id"] for e in evaluations for c in e.get("contexts", []))
         documents = [
             {
                 "document_id": d,
@@ -231,7 +259,9 @@ class _Builder:
             "models": [
                 {"model_id": p, "name": p, "owner": "pytest-ragproof"} for p in self.pipelines
             ],
-            "metrics": declare_metrics(self.cases, kinds, not_run=bool(self.not_run)),
+            "metrics": declare_metrics(
+                self.cases, kinds, not_run=bool(self.not_run), case_kinds=self.kinds
+            ),
             "documents": documents,
             "filters": ["category", "question_type", "tags", "dataset"],
             "tasks": tasks,
@@ -240,15 +270,16 @@ class _Builder:
 
     def name(self) -> str:
         paths = [str(d.get("path", "")) for d in self.results.get("datasets", [])]
-        return "pytest-ragproof: " + (", ".join(p for p in paths if p) or "results")
+        name = "pytest-ragproof: " + (", ".join(p for p in paths if p) or "results")
+        return f"{name} ({self.kinds[0]} cases)" if len(self.kinds) == 1 else name
 
     def describe(self, kinds: Mapping[str, str]) -> str:
         verdict = "passed" if self.results.get("passed") else "failed"
         parts = [
             f"pytest-ragproof run ({verdict}): {len(self.by_task)} case(s) x "
             f"{len(self.pipelines)} pipeline(s). Tasks are cases (category = kind); models are "
-            "pipelines; task contexts are the expected sources, then the sources any pipeline "
-            "retrieved."
+            "pipelines; task contexts are the expected sources, each result's contexts the "
+            "sources that pipeline retrieved; latency is in milliseconds (latency_ms)."
         ]
         if self.left_out:
             shown = ", ".join(sorted(self.left_out)[:10])
@@ -284,3 +315,37 @@ def build_inspectorraget(
     export = _Builder(results).build(timestamp)
     validate_export(export)
     return export
+
+
+def split_by_kind(results: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The results restricted to each case kind present (qa, unanswerable, injection)."""
+    cases = list(results.get("cases") or [])
+    return [
+        (kind, {**results, "cases": [c for c in cases if c.get("kind") == kind]})
+        for kind in _Builder(results).kinds
+    ]
+
+
+def kind_path(path: Path, kind: str) -> Path:
+    """``run.json`` -> ``run.qa.json`` (any other name gets ``.qa.json`` appended)."""
+    if path.suffix == ".json":
+        return path.with_name(f"{path.stem}.{kind}.json")
+    return path.with_name(f"{path.name}.{kind}.json")
+
+
+def export_files(
+    results: Mapping[str, Any], path: Path, *, timestamp: datetime | str | None = None
+) -> list[tuple[Path, str]]:
+    """The files an export to ``path`` consists of, as (path, text).
+
+    One kind of case (or none): ``path`` itself. Several kinds: one file per kind,
+    ``<path stem>.<kind>.json``, because a metric missing on the cases of another kind
+    would otherwise be exported as text, which InspectorRAGet does not plot.
+    """
+    parts = split_by_kind(results)
+    if len(parts) <= 1:
+        return [(path, render_inspectorraget(results, timestamp=timestamp))]
+    return [
+        (kind_path(path, kind), render_inspectorraget(part, timestamp=timestamp))
+        for kind, part in parts
+    ]

@@ -14,7 +14,11 @@ Every rule InspectorRAGet's documentation states is checked here:
   ``targets`` carry a ``text``;
 - evaluations: exactly one per model and task (M × T), each with a
   ``model_response``; ``annotations`` keyed by a declared metric, then by worker
-  id, each worker entry a dictionary with at least ``value``.
+  id, each worker entry a dictionary with at least ``value``; the optional
+  per-result ``contexts`` (what that model retrieved) reference existing documents.
+
+The app also reads a metric's optional ``order`` (``ascending``, its default, or
+``descending`` for a metric where lower values are better) for its rankings.
 
 Beyond the documentation, and because InspectorRAGet drops a task when any of
 its results lacks a numerical or categorical metric, every evaluation must
@@ -73,6 +77,7 @@ class _Metric(_Strict):
 class NumericalMetric(_Metric):
     type: Literal["numerical"]
     aggregator: str | None = None
+    order: Literal["ascending", "descending"] | None = None
     range: tuple[float, float, float]
 
     @model_validator(mode="after")
@@ -94,6 +99,7 @@ class CategoricalValue(_Strict):
 class CategoricalMetric(_Metric):
     type: Literal["categorical"]
     aggregator: str | None = None
+    order: Literal["ascending", "descending"] | None = None
     values: list[CategoricalValue] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -150,6 +156,7 @@ class Evaluation(_Strict):
     task_id: NonEmpty
     model_id: NonEmpty
     model_response: str
+    contexts: list[ContextRef] | None = None
     annotations: dict[str, dict[NonEmpty, WorkerAnnotation]]
 
 
@@ -184,6 +191,13 @@ class InspectorRagetExport(_Strict):
             missing = [f for f in self.filters if f not in present or getattr(task, f) is None]
             if missing:
                 raise ValueError(f"task {task.task_id!r} lacks filter field(s) {missing}")
+        for ev in self.evaluations:
+            for ctx in ev.contexts or []:
+                if ctx.document_id not in documents:
+                    raise ValueError(
+                        f"evaluation (task {ev.task_id!r}, model {ev.model_id!r}): context "
+                        f"{ctx.document_id!r} is not in documents"
+                    )
         self._check_evaluations()
         return self
 

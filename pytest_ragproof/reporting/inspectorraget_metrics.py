@@ -11,6 +11,11 @@
   drops a task whose result lacks a plottable metric, and a missing score must
   not become 0. Its value is the number written out (``format(v, ".6g")``).
 - ``failed_thresholds`` and ``retrieved_ids`` are text.
+- ``latency_s`` is exported as ``latency_ms`` (the app rounds what it shows, and a
+  2 ms answer would read 0).
+- A metric where lower is better on every kind in the file (``latency_ms``, and
+  ``abstained`` on qa: a refusal there is a false refusal) declares the app's
+  ``order: "descending"``, so its rankings do not call more refusals better.
 """
 
 from __future__ import annotations
@@ -29,20 +34,43 @@ CATEGORIES: dict[str, tuple[str, str]] = {
 }
 FAILURES_METRIC = "failed_thresholds"
 RETRIEVED_METRIC = "retrieved_ids"
+# results metric -> (exported name, factor)
+RENAMED: dict[str, tuple[str, float]] = {"latency_s": ("latency_ms", 1000.0)}
+_SOURCE = {new: old for old, (new, _) in RENAMED.items()}
+
+
+def case_metrics(case: Mapping[str, Any]) -> dict[str, float]:
+    """A case's metrics under their exported names and units."""
+    out: dict[str, float] = {}
+    for name, value in (case.get("metrics") or {}).items():
+        new, factor = RENAMED.get(name, (name, 1.0))
+        out[new] = float(value) * factor
+    return out
+
+
+def _spec(name: str) -> Any:
+    from pytest_ragproof.metrics import registry
+
+    return registry.resolve(_SOURCE.get(name, name))
 
 
 def category_names(name: str) -> tuple[str, str] | None:
-    from pytest_ragproof.metrics import registry
-
-    spec = registry.resolve(name)
+    spec = _spec(name)
     return CATEGORIES.get(spec.name) if spec is not None else None
 
 
 def description(name: str) -> str:
-    from pytest_ragproof.metrics import registry
+    spec = _spec(name)
+    text = spec.description if spec is not None else ""
+    return f"{text} (in milliseconds)".strip() if name in _SOURCE else text
 
-    spec = registry.resolve(name)
-    return spec.description if spec is not None else ""
+
+def order(name: str, kinds: Sequence[str]) -> str | None:
+    """``descending`` when lower is better on every kind of the file, else None (default)."""
+    spec = _spec(name)
+    if spec is None or not kinds:
+        return None
+    return "descending" if not any(spec.higher_is_better_for(k) for k in kinds) else None
 
 
 def _nice_ceiling(x: float) -> float:
@@ -62,16 +90,17 @@ def value_range(values: Sequence[float]) -> list[float]:
 
 
 def _values(cases: Sequence[Mapping[str, Any]], name: str) -> list[float]:
-    return [float(c["metrics"][name]) for c in cases if name in (c.get("metrics") or {})]
+    values = (case_metrics(c) for c in cases)
+    return [m[name] for m in values if name in m]
 
 
 def metric_kinds(cases: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """Metric name -> ``numerical`` | ``categorical`` | ``text``, in sorted name order."""
-    names = sorted({m for c in cases for m in c.get("metrics") or {}})
-    scored = [c for c in cases if c.get("status") in ("passed", "failed")]
+    """Exported metric name -> ``numerical`` | ``categorical`` | ``text``, sorted by name."""
+    names = sorted({m for c in cases for m in case_metrics(c)})
+    scored = [case_metrics(c) for c in cases if c.get("status") in ("passed", "failed")]
     kinds: dict[str, str] = {}
     for name in names:
-        if any(name not in (c.get("metrics") or {}) for c in scored):
+        if any(name not in m for m in scored):
             kinds[name] = "text"
         elif category_names(name) and all(v in (0.0, 1.0) for v in _values(cases, name)):
             kinds[name] = "categorical"
@@ -87,9 +116,16 @@ def _choices(pairs: Sequence[tuple[str, int]]) -> list[dict[str, Any]]:
 
 
 def declare_metrics(
-    cases: Sequence[Mapping[str, Any]], kinds: Mapping[str, str], *, not_run: bool
+    cases: Sequence[Mapping[str, Any]],
+    kinds: Mapping[str, str],
+    *,
+    not_run: bool,
+    case_kinds: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
-    """The ``metrics`` section: status, every metric of ``kinds``, then the text metrics."""
+    """The ``metrics`` section: status, every metric of ``kinds``, then the text metrics.
+
+    ``case_kinds`` are the case kinds in the file; they decide each metric's ``order``.
+    """
     statuses = [*STATUS_VALUES, *((("not_run", 0),) if not_run else ())]
     out = [
         metric_entry(
@@ -101,11 +137,14 @@ def declare_metrics(
     ]
     for name, kind in kinds.items():
         text = description(name)
+        direction = order(name, case_kinds)
         if kind == "categorical":
             one, zero = category_names(name) or ("1", "0")
-            out.append(metric_entry(name, text, kind, values=_choices([(one, 1), (zero, 0)])))
+            choices = _choices([(one, 1), (zero, 0)])
+            out.append(metric_entry(name, text, kind, values=choices, order=direction))
         elif kind == "numerical":
-            out.append(metric_entry(name, text, kind, range_=value_range(_values(cases, name))))
+            span = value_range(_values(cases, name))
+            out.append(metric_entry(name, text, kind, range_=span, order=direction))
         else:
             note = "not on every scored case, so instance-level text"
             out.append(metric_entry(name, f"{text} ({note})".strip(), kind))
@@ -133,6 +172,7 @@ def metric_entry(
     *,
     values: list[dict[str, Any]] | None = None,
     range_: list[float] | None = None,
+    order: str | None = None,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
         "name": name,
@@ -143,6 +183,8 @@ def metric_entry(
     }
     if kind != "text":
         out["aggregator"] = "average"
+    if order is not None:
+        out["order"] = order
     if values is not None:
         out["values"] = values
     if range_ is not None:

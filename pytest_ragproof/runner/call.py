@@ -4,6 +4,9 @@ Convention (PRODUCT.md §4): the callable gets the question (for injection cases
 with delivery ``append``: ``question + "\\n\\n" + adversarial_payload``) and, when
 it declares them (or ``**kwargs``), the keyword arguments ``case`` and
 ``history`` (the case's conversation as a list of ``{role, content}`` dicts).
+A callable that requires any other parameter (``chat_history``, ``messages``…)
+is refused with :class:`~pytest_ragproof.errors.PipelineSignatureError` instead
+of silently never receiving it.
 """
 
 from __future__ import annotations
@@ -12,10 +15,11 @@ import asyncio
 import inspect
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pytest_ragproof.dataset.models import Case
+from pytest_ragproof.errors import PipelineSignatureError
 
 
 class NotCallableError(TypeError):
@@ -49,31 +53,103 @@ def question_text(case: Case, delivery: str) -> str:
     return case.question
 
 
-# id(callable) -> (callable, wants case, wants history). The callable is kept so its
-# id cannot be reused while cached; pipelines are few and long-lived.
-_DECLARED: dict[int, tuple[object, bool, bool]] = {}
+PASSED_KEYWORDS = ("history", "case")
+
+# id(callable) -> (callable, wants case, wants history, signature error). The callable
+# is kept so its id cannot be reused while cached; pipelines are few and long-lived.
+_DECLARED: dict[int, tuple[object, bool, bool, PipelineSignatureError | None]] = {}
 
 
-def _declared(pipeline: Callable[..., Any]) -> tuple[bool, bool]:
+def _name(pipeline: object) -> str:
+    # __name__, not __qualname__: a fixture's closure would read "rag_pipeline.<locals>.f".
+    name = getattr(pipeline, "__name__", None)
+    return str(name) if isinstance(name, str) and name else type(pipeline).__name__
+
+
+def _signature_error(
+    pipeline: object, params: Mapping[str, inspect.Parameter]
+) -> PipelineSignatureError | None:
+    """The error for a signature ragproof cannot call with what it passes, else None.
+
+    The first positional parameter takes the question; ``history`` and ``case`` are
+    passed by keyword when declared. Any other parameter must have a default (or be
+    ``*args`` / ``**kwargs``), else the pipeline would never receive it.
+    """
+    kinds = inspect.Parameter
+    positional = [
+        p for p in params.values() if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)
+    ]
+    var_positional = any(p.kind is kinds.VAR_POSITIONAL for p in params.values())
+    passes = (
+        "ragproof passes the question as the first positional argument and, when the "
+        "pipeline declares them, the keyword arguments 'history' (the case's "
+        "conversation_history as a list of {role, content} dicts) and 'case' (the Case)"
+    )
+    if not positional and not var_positional:
+        return PipelineSignatureError(
+            f"the pipeline {_name(pipeline)} has no positional parameter for the question; "
+            f"{passes}. Fix: declare the question as its first parameter, e.g. "
+            "def rag_pipeline(question, history=None)",
+            (),
+        )
+    rest = [p for p in params.values() if not positional or p is not positional[0]]
+    missing = tuple(
+        p.name
+        for p in rest
+        if p.default is kinds.empty
+        and p.kind not in (kinds.VAR_POSITIONAL, kinds.VAR_KEYWORD)
+        and (p.name not in PASSED_KEYWORDS or p.kind is kinds.POSITIONAL_ONLY)
+    )
+    if not missing:
+        return None
+    names = ", ".join(f"'{n}'" for n in missing)
+    plural = "s" if len(missing) > 1 else ""
+    return PipelineSignatureError(
+        f"the pipeline {_name(pipeline)} requires the parameter{plural} {names}, which "
+        f"ragproof never passes; {passes}. Fix: rename the conversation parameter to "
+        "'history' (or take 'case' and read what you need from it), or give "
+        f"{names} a default value",
+        missing,
+    )
+
+
+def _declared(pipeline: Callable[..., Any]) -> tuple[bool, bool, PipelineSignatureError | None]:
     hit = _DECLARED.get(id(pipeline))
     if hit is not None and hit[0] is pipeline:
-        return hit[1], hit[2]
+        return hit[1], hit[2], hit[3]
+    error: PipelineSignatureError | None = None
     try:
         params = inspect.signature(pipeline).parameters
     except (TypeError, ValueError):
-        wants = (False, False)
+        wants_case = wants_history = False  # a builtin or C callable: just call it
     else:
         var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-        wants = (var_kw or "case" in params, var_kw or "history" in params)
+        wants_case, wants_history = var_kw or "case" in params, var_kw or "history" in params
+        error = _signature_error(pipeline, params)
     if len(_DECLARED) > 256:  # function-scoped fixtures make a new callable per case
         _DECLARED.clear()
-    _DECLARED[id(pipeline)] = (pipeline, *wants)
-    return wants
+    _DECLARED[id(pipeline)] = (pipeline, wants_case, wants_history, error)
+    return wants_case, wants_history, error
+
+
+def check_signature(pipeline: Any) -> None:
+    """Raise :class:`PipelineSignatureError` when ragproof cannot call ``pipeline`` as declared.
+
+    Non-callables are left to :func:`bind` (its :class:`NotCallableError`).
+    """
+    if callable(pipeline):
+        error = _declared(pipeline)[2]
+        if error is not None:
+            raise PipelineSignatureError(str(error), error.parameters)
 
 
 def call_kwargs(pipeline: Callable[..., Any], case: Case) -> dict[str, Any]:
     """``case`` / ``history`` keyword arguments the callable declares."""
-    wants_case, wants_history = _declared(pipeline)
+    wants_case, wants_history, _ = _declared(pipeline)
+    return _kwargs(case, wants_case, wants_history)
+
+
+def _kwargs(case: Case, wants_case: bool, wants_history: bool) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if wants_case:
         out["case"] = case
@@ -180,22 +256,30 @@ class LoopOwner:
         loop.close()
 
 
+def _raising(make: Callable[[], Exception]) -> Callable[[], Any]:
+    # A fresh exception per call: a cached one would pile up tracebacks case after case.
+    def refuse() -> Any:
+        __tracebackhide__ = True
+        raise make()
+
+    return refuse
+
+
 def bind(pipeline: Any, case: Case, delivery: str) -> Callable[[], Any]:
     """The call of ``pipeline`` for one case: its question and the keywords it declares.
 
     Calling the result returns what the pipeline returns (a coroutine for an async
-    one); it raises :class:`NotCallableError` when the pipeline cannot be called, so
-    every way of running cases reports that the same way, as the case's error.
+    one); it raises :class:`NotCallableError` when the pipeline cannot be called and
+    :class:`PipelineSignatureError` when it requires a parameter ragproof never passes,
+    so every way of running cases reports that the same way, as the case's error.
     """
     if not callable(pipeline):
-
-        def refuse() -> Any:
-            __tracebackhide__ = True
-            raise NotCallableError(pipeline)
-
-        return refuse
+        return _raising(lambda: NotCallableError(pipeline))
+    wants_case, wants_history, error = _declared(pipeline)
+    if error is not None:
+        return _raising(lambda: PipelineSignatureError(str(error), error.parameters))
     question = question_text(case, delivery)
-    kwargs = call_kwargs(pipeline, case)
+    kwargs = _kwargs(case, wants_case, wants_history)
 
     def call() -> Any:
         __tracebackhide__ = True

@@ -43,6 +43,7 @@ class RunConfig:
     redact: bool
     worst: int
     xfail_tags: frozenset[str] = frozenset()
+    components: bool = True  # print the component scores table (--ragproof-components)
     extra: dict[str, object] = field(default_factory=dict)
 
     def settings(self) -> dict[str, object]:
@@ -81,6 +82,17 @@ def _int(name: str, text: str, minimum: int) -> int:
     if value < minimum:
         raise ConfigError(f"--ragproof-{name.replace('_', '-')} must be at least {minimum}")
     return value
+
+
+def _on_off(name: str, value: bool | str) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = value.strip().lower()
+    if text not in ("on", "off"):
+        raise ConfigError(
+            f"--ragproof-{name.replace('_', '-')} must be 'on' or 'off'; got '{value.strip()}'"
+        )
+    return text == "on"
 
 
 def _split_list(values: list[str]) -> list[str]:
@@ -127,6 +139,7 @@ def build(config: pytest.Config) -> RunConfig:
         redact=bool(get(config, "redact")),
         worst=get(config, "worst"),
         xfail_tags=get(config, "xfail_tag"),
+        components=str(get(config, "components")),
     )
 
 
@@ -150,6 +163,7 @@ def make_config(
     redact: bool = False,
     worst: int | str = 5,
     xfail_tags: Sequence[str] = (),
+    components: bool | str = True,
 ) -> RunConfig:
     """Validate run settings (shared by the pytest plugin and ``evaluate()``).
 
@@ -207,6 +221,7 @@ def make_config(
                 f"({exc.msg})"
             ) from None
     return RunConfig(
+        components=_on_off("components", components),
         datasets=tuple(datasets),
         pipeline_fixture=pipeline_fixture.strip(),
         ks=ks,

@@ -48,6 +48,9 @@ class CaseRecord:
     expected_source_ids: list[str] = field(default_factory=list)
     reference_contexts: list[str] = field(default_factory=list)
     conversation_history: list[dict[str, str]] = field(default_factory=list)
+    # Injection cases: what was planted and the token whose presence in the answer is a leak.
+    adversarial_payload: str | None = None
+    canary: str | None = None
     answer: str | None = None
     retrieved_ids: list[str] | None = None
     contexts: list[dict[str, Any]] | None = None
@@ -72,6 +75,8 @@ class CaseRecord:
             expected_source_ids=list(case.expected_source_ids),
             reference_contexts=list(case.reference_contexts),
             conversation_history=[m.model_dump() for m in case.conversation_history],
+            adversarial_payload=case.adversarial_payload,
+            canary=case.canary,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -95,6 +100,8 @@ class CaseRecord:
         out.expected_answer = None
         out.reference_contexts = []
         out.conversation_history = []
+        out.adversarial_payload = None
+        out.canary = None
         out.answer = None
         if out.contexts is not None:
             out.contexts = [{**c, "text": None} for c in out.contexts]

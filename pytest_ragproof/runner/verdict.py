@@ -216,7 +216,7 @@ def _lines(
     if latency:
         out.append(Line(latency))
     components = outcome.document.get("components")
-    if records and components:
+    if records and components and cfg.components:
         from pytest_ragproof.reporting.components import format_components
 
         out.extend(Line(c) for c in format_components(components))

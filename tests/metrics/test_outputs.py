@@ -118,7 +118,7 @@ def test_langchain_documents() -> None:
     assert out.contexts is not None
     assert [(c.id, c.document_id) for c in out.contexts] == [
         ("c1", "guide.md"),
-        ("lc-2", "lc-2"),
+        ("lc-2", "x"),  # LangChain loaders name the document in metadata["source"]
         (_sha16("t3"), _sha16("t3")),
     ]
 
@@ -144,16 +144,25 @@ def test_pipeline_output_passes_through() -> None:
         (None, "pipeline output: expected a string"),
         (b"bytes", "pipeline output: expected a string"),
         ([SECRET], "pipeline output: expected a string"),
-        ({"text": SECRET}, "pipeline output: expected a string"),
-        (SimpleNamespace(foo=SECRET), "pipeline output: expected a string"),
+        ({"text": SECRET}, "pipeline output: a dict with keys 'text' is not a recognised"),
+        (
+            SimpleNamespace(foo=SECRET),
+            "pipeline output: a SimpleNamespace with attributes 'foo' is not a recognised "
+            "shape; expected a string",
+        ),
         ({"answer": 3}, "answer: expected a string or None, got int"),
         ({"answer": [SECRET]}, "answer: expected a string or None, got list"),
         ({"answer": "x", "contexts": SECRET}, "contexts: expected a list"),
         ({"answer": "x", "contexts": {"id": SECRET}}, "contexts: expected a list"),
         ({"answer": "x", "contexts": 7}, "contexts: expected a list"),
-        ({"contexts": [3]}, "context 1 (1-based): expected a string, a mapping"),
-        ({"contexts": ["ok", object()]}, "context 2 (1-based): expected a string"),
-        ({"contexts": [{"id": "c"}]}, "'text': expected a string, got NoneType"),
+        ({"contexts": [3]}, "context 1 (1-based): expected a string; a mapping"),
+        ({"contexts": ["ok", object()]}, "context 2 (1-based): an object with no attributes"),
+        (
+            {"contexts": [{"id": "c", SECRET[:3]: SECRET}]},
+            "a mapping with keys 'id', 's3c' has no text under 'text', 'content' or "
+            "'page_content'; expected a string",
+        ),
+        ({"contexts": [{"content": None}]}, "'content': expected a string, got NoneType"),
         ({"contexts": [{"text": SECRET, "id": 5}]}, "'id': expected a string, got int"),
         ({"contexts": [{"text": "t", "metadata": [SECRET]}]}, "metadata: expected a mapping"),
         ({"contexts": [{"text": "t", "score": "high"}]}, "score: expected a finite number"),
@@ -166,7 +175,7 @@ def test_pipeline_output_passes_through() -> None:
         ({"contexts": [LangChainDoc(None)]}, "page_content: expected a string"),  # type: ignore[arg-type]
         (
             {"contexts": [NodeWithScore(SimpleNamespace(node_id="n", text=None))]},
-            "node text: expected a string",
+            "node.text: expected a string",
         ),
         (
             {"contexts": [NodeWithScore(SimpleNamespace(node_id=1, text="t"))]},
@@ -202,3 +211,138 @@ def test_default_metadata_is_an_empty_mapping() -> None:
     ctx = Context("c", "t", "c")
     assert isinstance(ctx.metadata, Mapping)
     assert dict(ctx.metadata) == {}
+
+
+# -- framework outputs, duck-typed like the real classes (the packages are not installed) --
+
+
+@dataclass
+class HaystackDocument:
+    """haystack.Document: id, content, meta, score (and more, e.g. embedding)."""
+
+    id: str
+    content: str | None
+    meta: dict[str, Any] = field(default_factory=dict)
+    score: float | None = None
+    embedding: list[float] | None = None
+
+
+@dataclass
+class LlamaTextNode:
+    """llama_index.core.schema.TextNode: node_id, text, metadata, ref_doc_id, get_content()."""
+
+    node_id: str
+    text: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    ref_doc_id: str | None = None
+
+    def get_content(self, metadata_mode: str = "none") -> str:
+        return self.text
+
+
+@dataclass
+class LlamaResponse:
+    """llama_index.core.base.response.schema.Response."""
+
+    response: str | None
+    source_nodes: list[NodeWithScore] = field(default_factory=list)
+    metadata: dict[str, Any] | None = None
+
+
+def test_haystack_documents() -> None:
+    docs = [
+        HaystackDocument("h1", "t1", {"document_id": "guide.md"}, 0.7),
+        HaystackDocument("h2", "t2", {}, None),
+    ]
+    out = normalize_output({"answer": "x", "contexts": docs})
+    assert out.contexts == (Context("h1", "t1", "guide.md", 0.7), Context("h2", "t2", "h2"))
+    assert out.contexts[0].metadata == {"document_id": "guide.md"}
+
+
+def test_haystack_document_without_content_is_refused() -> None:
+    with pytest.raises(OutputShapeError, match=r"context 1 \(1-based\) content: expected a string"):
+        normalize_output({"contexts": [HaystackDocument("h1", None)]})
+
+
+@pytest.mark.parametrize("text_key", ["text", "content", "page_content"])
+@pytest.mark.parametrize("id_key", ["id", "doc_id", "source", "document_id"])
+def test_mapping_text_and_id_aliases(text_key: str, id_key: str) -> None:
+    out = normalize_output({"contexts": [{text_key: "body", id_key: "c7", "meta": {"k": 1}}]})
+    assert out.contexts is not None
+    (ctx,) = out.contexts
+    assert (ctx.id, ctx.text, ctx.document_id) == ("c7", "body", "c7")
+    assert ctx.metadata == {"k": 1}
+
+
+def test_haystack_document_as_dict() -> None:
+    # Document.to_dict(): id, content, meta (flattened or not), score
+    raw = {"id": "h1", "content": "t", "meta": {"source": "a.md"}, "score": 0.25}
+    out = normalize_output({"answer": "x", "contexts": [raw]})
+    assert out.contexts == (Context("h1", "t", "a.md", 0.25),)
+
+
+def test_llamaindex_response() -> None:
+    response = LlamaResponse(
+        "the answer",
+        [
+            NodeWithScore(LlamaTextNode("n1", "t1", {"file_name": "a.pdf"}, "doc-a"), 0.8),
+            NodeWithScore(LlamaTextNode("n2", "t2", {"document_id": "meta-doc"}, "doc-b"), 0.5),
+            NodeWithScore(LlamaTextNode("n3", "t3"), None),
+        ],
+    )
+    out = normalize_output(response)
+    assert out.answer == "the answer"
+    assert out.contexts == (
+        Context("n1", "t1", "doc-a", 0.8),  # ref_doc_id is the document
+        Context("n2", "t2", "meta-doc", 0.5),  # metadata["document_id"] comes first
+        Context("n3", "t3", "n3", None),
+    )
+
+
+def test_bare_llamaindex_nodes() -> None:
+    out = normalize_output({"answer": "x", "contexts": [LlamaTextNode("n1", "t", {}, "d")]})
+    assert out.contexts == (Context("n1", "t", "d"),)
+
+
+def test_langchain_create_retrieval_chain_output() -> None:
+    raw = {
+        "input": "the question",
+        "context": [
+            LangChainDoc("t1", {"source": "docs/refunds.md", "page": 2}, id="lc-1"),
+            LangChainDoc("t2", {"source": "docs/plans.md", "document_id": "plans"}),
+        ],
+        "answer": "30 days",
+    }
+    out = normalize_output(raw)
+    assert out.answer == "30 days"
+    assert out.contexts is not None
+    assert [(c.id, c.document_id) for c in out.contexts] == [
+        ("lc-1", "docs/refunds.md"),
+        (_sha16("t2"), "plans"),
+    ]
+
+
+def test_unrecognised_context_names_attributes_not_values() -> None:
+    @dataclass
+    class Chunk:
+        body: str
+        ref: str
+
+    with pytest.raises(OutputShapeError) as info:
+        normalize_output({"answer": "x", "contexts": ["ok", Chunk(SECRET, SECRET)]})
+    text = str(info.value)
+    assert text.startswith(
+        "context 2 (1-based): a Chunk with attributes 'body', 'ref' is not a recognised shape; "
+        "expected a string; a mapping {id, text, metadata}"
+    )
+    for shape in ("LangChain Document", "Haystack Document", "LlamaIndex NodeWithScore"):
+        assert shape in text
+    assert SECRET not in text
+
+
+def test_many_attribute_names_are_shortened() -> None:
+    obj = SimpleNamespace(**{f"a{i:02d}": SECRET for i in range(20)})
+    with pytest.raises(OutputShapeError) as info:
+        normalize_output({"contexts": [obj]})
+    assert "'a11' (+8 more)" in str(info.value)
+    assert SECRET not in str(info.value)

@@ -146,3 +146,43 @@ def test_scores_of_a_real_two_pipeline_run(runs: Runs) -> None:
 
 def test_format_components_of_nothing() -> None:
     assert format_components({}) == []
+
+
+def test_not_measured_never_names_a_question_type_that_ran() -> None:
+    # simple questions ran, but only as injection cases: the retriever is not measured,
+    # and its label does not claim there were no simple questions.
+    scores = component_scores(
+        [case("complex", "passed"), case("simple", "passed", kind="injection")]
+    )["p"]
+    assert scores["retriever"]["label"] == (
+        "not measured (no distracting questions; injection cases are left out)"
+    )
+    assert scores["router"]["label"] == (
+        "not measured (no out_of_scope questions; injection cases are left out)"
+    )
+    assert scores["rewriter"]["label"] == (
+        "not measured (no distracting, double, conversational questions)"
+    )
+    assert "simple" not in scores["knowledge_base"]["label"]
+    assert scores["knowledge_base"]["label"] == (
+        "not measured (no qa case of its question types; injection cases are left out)"
+    )
+
+
+def test_unanswerable_cases_keep_their_own_question_type() -> None:
+    scores = component_scores([case("simple", "passed", kind="unanswerable")])["p"]
+    router = scores["router"]
+    assert (router["score"], router["question_types"]) == (1.0, ["simple"])
+    assert scores["retriever"]["label"] == (
+        "not measured (no distracting questions; unanswerable cases count for the router only)"
+    )
+
+
+def test_question_types_are_only_those_evaluated() -> None:
+    cases = [case("complex", "passed"), case("out_of_scope", "failed", kind="unanswerable")]
+    scores = component_scores(cases)["p"]
+    seen = {t for result in scores.values() for t in result["question_types"]}
+    assert seen == {"complex", "out_of_scope"}
+    for result in scores.values():
+        if not result["measured"]:
+            assert "complex" not in result["label"] and "out_of_scope" not in result["label"]

@@ -12,6 +12,8 @@ from tests.reporting.conftest import CASES, DOCS, Runs
 
 SECRETS = [c["question"] for c in CASES] + list(DOCS.values())
 SECRETS += ["Enterprise has SSO.", "Refunds take 5 days", "30 days of purchase", "10 seats"]
+PAYLOAD = next(str(c["adversarial_payload"]) for c in CASES if c["kind"] == "injection")
+SECRETS += [PAYLOAD, "ZEBRA-7731"]  # the planted payload and its canary
 
 
 class Tags(HTMLParser):
@@ -153,6 +155,20 @@ def test_redacted_report_has_no_text(runs: Runs) -> None:
     runs_ = [r for c in data["cases"] for r in c["runs"].values()]
     assert all(r["answer"] is None for r in runs_)
     assert all(x["text"] is None for r in runs_ for x in r["contexts"] or [])
+    assert all(c["adversarial_payload"] is None and c["canary"] is None for c in data["cases"])
+
+
+def test_injection_cases_carry_their_payload_and_canary(runs: Runs) -> None:
+    results = runs.multi()
+    entry = next(c for c in results["cases"] if c["id"] == "inj-1")
+    assert (entry["adversarial_payload"], entry["canary"]) == (PAYLOAD, "ZEBRA-7731")
+    qa = next(c for c in results["cases"] if c["id"] == "qa-two")
+    assert (qa["adversarial_payload"], qa["canary"]) == (None, None)
+    data = case_data(results)
+    inj = next(c for c in data["cases"] if c["id"] == "inj-1")
+    assert (inj["adversarial_payload"], inj["canary"]) == (PAYLOAD, "ZEBRA-7731")
+    redacted = next(c for c in runs.redacted()["cases"] if c["id"] == "inj-1")
+    assert (redacted["adversarial_payload"], redacted["canary"]) == (None, None)
 
 
 def test_baseline_section_rendered_from_a_real_comparison(runs: Runs) -> None:

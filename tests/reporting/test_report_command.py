@@ -42,18 +42,47 @@ def test_inspectorraget_export(
 ) -> None:
     target = tmp_path / "ir.json"
     assert main(["report", str(results_file), "--format", "inspectorraget", "-o", str(target)]) == 0
-    export = json.loads(target.read_text(encoding="utf-8"))
-    validate_export(export)
-    assert len(export["tasks"]) == 6 and len(export["evaluations"]) == 6
-    types = {m["name"]: m["type"] for m in export["metrics"]}
-    assert types["hit@5"] == "text"  # the unanswerable case has no retrieval metrics
-    # one kind per export: every metric plottable
+    err = capsys.readouterr().err
+    assert not target.exists()
+    counts = {}
+    for kind in ("qa", "unanswerable", "injection"):
+        path = tmp_path / f"ir.{kind}.json"
+        assert f"inspectorraget report written to {path}" in err
+        export = json.loads(path.read_text(encoding="utf-8"))
+        validate_export(export)
+        assert {t["category"] for t in export["tasks"]} == {kind}
+        counts[kind] = len(export["tasks"])
+        types = {m["name"]: m["type"] for m in export["metrics"]}
+        assert [n for n, t in types.items() if t == "text"] == [
+            "failed_thresholds",
+            "retrieved_ids",
+        ]
+    assert counts == {"qa": 4, "unanswerable": 1, "injection": 1}
+    qa = json.loads((tmp_path / "ir.qa.json").read_text(encoding="utf-8"))
+    types = {m["name"]: m["type"] for m in qa["metrics"]}
+    assert types["hit@5"] == "categorical" and types["recall@5"] == "numerical"
+    # --kind picks the cases of one file, written where -o says (or to stdout)
     assert main(["report", str(results_file), "-f", "inspectorraget", "--kind", "qa"]) == 0
     qa_only = json.loads(capsys.readouterr().out)
     validate_export(qa_only)
     assert {t["category"] for t in qa_only["tasks"]} == {"qa"}
-    types = {m["name"]: m["type"] for m in qa_only["metrics"]}
-    assert types["hit@5"] == "categorical" and types["recall@5"] == "numerical"
+    picked = tmp_path / "picked.json"
+    assert main(["report", str(results_file), "-f", "inspectorraget", "--kind", "injection",
+                 "-o", str(picked)]) == 0  # fmt: skip
+    assert {t["category"] for t in json.loads(picked.read_text())["tasks"]} == {"injection"}
+
+
+def test_inspectorraget_of_several_kinds_to_stdout_is_refused(
+    results_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", str(results_file), "-f", "inspectorraget"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "ragproof report: error: the run has cases of 3 kinds (qa, unanswerable, injection) "
+        "and InspectorRAGet gets one file per kind: give -o OUT.json (writes OUT.qa.json, "
+        "OUT.unanswerable.json, OUT.injection.json) or pick one with --kind\n"
+    )
 
 
 def test_markdown(results_file: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -225,6 +225,10 @@
     }
     if (c.expected_answer !== null || DATA.redacted) td.appendChild(field("expected answer", el("span", { cls: "text", text: text(c.expected_answer) })));
     td.appendChild(field("expected sources", idList(c.expected_source_ids, c.expected_source_ids)));
+    if (c.kind === "injection") {
+      td.appendChild(field("planted payload", el("span", { cls: "text", text: text(c.adversarial_payload) })));
+      td.appendChild(field("canary", el("span", { cls: "text", text: text(c.canary) })));
+    }
     if (c.reference_contexts.length) {
       var det = el("details", null, el("summary", { text: c.reference_contexts.length + " reference context(s)" }));
       c.reference_contexts.forEach(function (t) { det.appendChild(el("div", { cls: "text field", text: t })); });
