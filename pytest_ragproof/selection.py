@@ -39,6 +39,26 @@ def _covers(path: Path, given: list[Path]) -> bool:
     return any(path == p or p in path.parents for p in given)
 
 
+def _looks_like_a_dataset(path: Path) -> bool:
+    return path.is_file() and (path.suffix == ".jsonl" or path.name.endswith(".frozen.json"))
+
+
+def _not_configured(config: pytest.Config, path: Path, datasets: tuple[Path, ...]) -> str:
+    shown = path.name
+    frozen = path.with_name(path.name.removesuffix(".jsonl") + ".frozen.json")
+    if frozen in datasets:
+        return (
+            f"ragproof: {shown} is the source of the configured dataset {frozen.name}; run "
+            f"`pytest {frozen.name}` (after `ragproof freeze {shown}` if you changed it), or "
+            f"`pytest --ragproof-dataset={shown}` to run the unfrozen file"
+        )
+    return (
+        f"ragproof: {shown} is not a configured dataset; run it with "
+        f"`pytest --ragproof-dataset={shown}`, or add it to ragproof_dataset in "
+        f"{config.inipath.name if config.inipath else 'your pytest configuration'}"
+    )
+
+
 def select_datasets(config: pytest.Config, datasets: tuple[Path, ...]) -> DatasetSelection:
     """Split the configured datasets into those this run evaluates and the rest."""
     from_cli = bool(config.getoption("ragproof_dataset", default=None))
@@ -46,6 +66,9 @@ def select_datasets(config: pytest.Config, datasets: tuple[Path, ...]) -> Datase
     if from_cli or not paths_given:
         return DatasetSelection(datasets, ())
     given = _arg_paths(config, list(config.args))
+    for path in given:
+        if path not in datasets and _looks_like_a_dataset(path):
+            raise pytest.UsageError(_not_configured(config, path, datasets))
     joined = tuple(p for p in datasets if _covers(p, given))
     return DatasetSelection(joined, tuple(p for p in datasets if p not in joined))
 

@@ -23,8 +23,9 @@ from pytest_ragproof.errors import (
     FrozenDatasetModifiedError,
     PipelineSignatureError,
 )
+from pytest_ragproof.run_settings import baseline_settings, build, check_outputs
 from pytest_ragproof.runner.call import LoopOwner, NotCallableError
-from pytest_ragproof.runner.config import RunConfig, baseline_settings, build, check_outputs
+from pytest_ragproof.runner.config import RunConfig
 from pytest_ragproof.runner.execute import Outcome, call_case, finish_case
 from pytest_ragproof.runner.exports import EXPORTERS, write_export
 from pytest_ragproof.runner.prefetch import Prefetcher

@@ -1,6 +1,6 @@
 """Text normalization shared by datasets and corpus ingest.
 
-The rules (PRODUCT.md §2): line endings become LF, Unicode becomes NFC, outer
+The rules (docs/datasets.md): line endings become LF, Unicode becomes NFC, outer
 whitespace and leading byte-order marks are stripped. Disallowed control
 characters are *reported*, never rewritten: Unicode category Cc except tab and
 line feed (carriage returns are normalized to LF first), and the bidi controls

@@ -1,6 +1,6 @@
 """Normalization of whatever a pipeline returns into one scorable shape.
 
-Accepted shapes (PRODUCT.md §4), all duck-typed so that no LangChain, LlamaIndex
+Accepted shapes (docs/metrics.md), all duck-typed so that no LangChain, LlamaIndex
 or Haystack import is ever needed:
 
 * a string: the answer alone, no contexts;
@@ -20,7 +20,7 @@ found: ``metadata["document_id"]``; a mapping's own ``document_id``, then its
 loaders set it); else the context id.
 
 Errors name the expected shape and never echo values: answers and contexts are
-sensitive (PRODUCT.md §2). For a shape that is not recognised they list the key or
+sensitive (docs/datasets.md). For a shape that is not recognised they list the key or
 attribute names seen, which are not values.
 """
 

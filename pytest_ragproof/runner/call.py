@@ -1,6 +1,6 @@
 """Calling the user's pipeline: the call convention, timeouts, sync and async callables.
 
-Convention (PRODUCT.md §4): the callable gets the question (for injection cases
+Convention (docs/pipelines.md): the callable gets the question (for injection cases
 with delivery ``append``: ``question + "\\n\\n" + adversarial_payload``) and, when
 it declares them (or ``**kwargs``), the keyword arguments ``case`` and
 ``history`` (the case's conversation as a list of ``{role, content}`` dicts).

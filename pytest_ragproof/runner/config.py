@@ -1,15 +1,17 @@
-"""The effective run configuration, validated once from pytest's options and ini."""
+"""The effective run configuration, validated once (pytest-free).
+
+``make_config`` is the one parser of run settings: the pytest plugin reads its
+options and ini keys into it (:mod:`pytest_ragproof.run_settings`) and
+``evaluate()`` passes its keyword arguments to it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import pytest
-
-from pytest_ragproof import options
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.thresholds import (
     Threshold,
@@ -18,9 +20,6 @@ from pytest_ragproof.thresholds import (
     parse_case_thresholds,
 )
 from pytest_ragproof.vocabulary import KINDS, SPLITS
-
-if TYPE_CHECKING:
-    from pytest_ragproof.runner.baseline import BaselineSettings
 
 
 @dataclass(frozen=True)
@@ -100,47 +99,6 @@ def _split_list(values: list[str]) -> list[str]:
     for value in values:
         out.extend(v.strip() for v in value.split(",") if v.strip())
     return out
-
-
-def _dataset_paths(config: pytest.Config) -> tuple[Path, ...]:
-    cli = config.getoption("ragproof_dataset", default=None)
-    if cli:
-        base = config.invocation_params.dir
-        paths = [(base / p).resolve() for p in cli]
-    else:
-        paths = [Path(p).resolve() for p in config.getini("ragproof_dataset")]
-    unique: list[Path] = []
-    for p in paths:
-        if p not in unique:
-            unique.append(p)
-    return tuple(unique)
-
-
-def build(config: pytest.Config) -> RunConfig:
-    """Read and validate every ragproof option of a pytest run."""
-    get = options.get
-    report = get(config, "report")
-    return make_config(
-        datasets=_dataset_paths(config),
-        pipeline_fixture=str(get(config, "pipeline_fixture")),
-        k=str(get(config, "k")),
-        source_match=str(get(config, "source_match")),
-        kinds=get(config, "kind"),
-        splits=get(config, "split"),
-        tags=get(config, "tag"),
-        case_thresholds=get(config, "case_threshold"),
-        aggregate_thresholds=get(config, "aggregate_threshold"),
-        timeout=get(config, "timeout"),
-        injection_delivery=str(get(config, "injection_delivery")),
-        abstain_language=str(get(config, "abstain_language")),
-        abstain_patterns=get(config, "abstain_pattern"),
-        report=(config.invocation_params.dir / str(report)).resolve() if report else None,
-        concurrency=get(config, "concurrency"),
-        redact=bool(get(config, "redact")),
-        worst=get(config, "worst"),
-        xfail_tags=get(config, "xfail_tag"),
-        components=str(get(config, "components")),
-    )
 
 
 def make_config(
@@ -241,41 +199,3 @@ def make_config(
         worst=_int("worst", str(worst), 0),
         xfail_tags=frozenset(_split_list(list(xfail_tags))),
     )
-
-
-def baseline_settings(config: pytest.Config) -> BaselineSettings | None:
-    """``--ragproof-baseline`` and the regression options, validated; None without a baseline."""
-    from pytest_ragproof.regression.tolerance import parse_tolerances
-    from pytest_ragproof.runner.baseline import BaselineSettings, parse_alpha
-
-    get = options.get
-    shown = get(config, "baseline")
-    if not shown:
-        return None
-    tolerances = tuple(get(config, "regression_tolerance"))
-    parse_tolerances(tolerances)  # a bad expression is a usage error before any case runs
-    return BaselineSettings(
-        path=(config.invocation_params.dir / str(shown)).resolve(),
-        shown=str(shown),
-        update=bool(get(config, "baseline_update")),
-        tolerances=tolerances,
-        alpha=parse_alpha(get(config, "regression_alpha")),
-        allow_dataset_change=bool(get(config, "baseline_allow_dataset_change")),
-        fail_on_case_regression=bool(get(config, "fail_on_case_regression")),
-    )
-
-
-def check_outputs(
-    config: pytest.Config, report: Path | None, baseline: BaselineSettings | None
-) -> None:
-    """Refuse output paths that would replace a file ragproof did not write for that purpose."""
-    from pytest_ragproof.runner.baseline import check_baseline_path, sniff
-
-    if baseline is not None:
-        check_baseline_path(baseline)
-    if report is not None and sniff(report) in ("dataset", "other"):
-        what = "a ragproof dataset" if sniff(report) == "dataset" else "not a ragproof results file"
-        raise ConfigError(
-            f"--ragproof-report {options.get(config, 'report')} is {what}; ragproof will not "
-            "replace it; choose a new path such as results.json"
-        )

@@ -72,12 +72,24 @@ def test_a_dataset_on_the_command_line_always_joins(repo: pytest.Pytester, mode:
     result.stdout.fnmatch_lines(["*cases: 4 passed, 0 failed, 0 error*"])
 
 
-def test_the_source_of_a_frozen_dataset_is_not_reported_as_the_frozen_file(
-    repo: pytest.Pytester,
-) -> None:
+def test_the_source_of_a_frozen_dataset_says_what_to_run(repo: pytest.Pytester) -> None:
     (repo.path / "cases.jsonl").write_text('{"id": "x"}\n', encoding="utf-8")
     result = _run(repo, [], "cases.jsonl")
-    assert "cases.frozen.json (no match" not in result.stdout.str() + result.stderr.str()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "not found" not in result.stdout.str() + result.stderr.str()
+    result.stderr.fnmatch_lines(
+        [
+            "*ragproof: cases.jsonl is the source of the configured dataset cases.frozen.json; "
+            "run `pytest cases.frozen.json` (after `ragproof freeze cases.jsonl` if you changed "
+            "it), or `pytest --ragproof-dataset=cases.jsonl` to run the unfrozen file*"
+        ]
+    )
+    (repo.path / "other.jsonl").write_text('{"id": "x"}\n', encoding="utf-8")
+    result = _run(repo, [], "other.jsonl")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*ragproof: other.jsonl is not a configured dataset; run it with `pytest --ragproof-*"]
+    )
 
 
 def test_stop_after_first_failure_is_not_a_gate_failure(
@@ -273,3 +285,39 @@ def pytest_collection_modifyitems(items):
     assert {c["id"]: c["status"] for c in load_json(repo.path / "r.json")["cases"]}["qa-good"] == (
         "xpassed"
     )
+
+
+def test_a_pipeline_asking_for_chat_history_is_one_error(
+    repo: pytest.Pytester, mode: list[str]
+) -> None:
+    repo.makeconftest(
+        CONFTEST.replace("def pipeline(question, case):", "def pipeline(question, chat_history):")
+    )
+    result = _run(repo, mode, "cases.frozen.json")
+    assert result.ret == (2 if mode else 1)
+    out = result.stdout.str()
+    # One failing case per process at most (each xdist worker meets it at its first case).
+    assert out.count("requires the parameter 'chat_history'") <= (2 if mode else 1) * 2
+    result.stdout.fnmatch_lines(
+        ["*ragproof: the pipeline * requires the parameter 'chat_history', which ragproof never*"]
+    )
+    assert result.parseoutcomes().get("passed", 0) == 0
+    assert result.parseoutcomes()["failed"] <= (2 if mode else 1)
+
+
+def test_components_off_hides_the_table(repo: pytest.Pytester, mode: list[str]) -> None:
+    shown = _run(repo, mode)
+    assert "component scores" in shown.stdout.str()
+    hidden = _run(repo, mode, "--ragproof-components=off")
+    assert hidden.ret == 0
+    assert "component scores" not in hidden.stdout.str()
+
+
+def test_every_inspectorraget_file_is_named(repo: pytest.Pytester, mode: list[str]) -> None:
+    result = _run(repo, mode, "--ragproof-inspectorraget=ir.json")
+    assert result.ret == 0
+    names = ["ir.qa.json", "ir.unanswerable.json", "ir.injection.json"]
+    for name in names:
+        assert (repo.path / name).is_file()
+    line = [ln for ln in result.stdout.lines if ln.startswith("inspectorraget written to")]
+    assert len(line) == 1 and all(name in line[0] for name in names)
