@@ -23,6 +23,7 @@ class CaseRef:
     case: Case
     pipeline: str
     dataset: Path
+    origin: str = "dataset"  # "dataset" (a dataset file's item) or "marker" (@pytest.mark.rag)
 
 
 CASE_KEY = pytest.StashKey[CaseRef]()

@@ -82,7 +82,8 @@ def parametrize(metafunc: pytest.Metafunc, marker: pytest.Mark) -> None:
     for path in _dataset_paths(metafunc, marker, run):
         dataset = run.dataset(path)
         for case in sorted(run.cfg.population(dataset.cases), key=lambda c: c.id):
-            params.append(pytest.param(CaseRef(case, pipeline, path), marks=_marks(case)))
+            ref = CaseRef(case, pipeline, path, origin="marker")
+            params.append(pytest.param(ref, marks=_marks(case)))
             ids.append(case.id)
     metafunc.parametrize("rag_case", params, ids=ids, indirect=True)
 

@@ -33,6 +33,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
         get_run(config)
     elif hasattr(config, "pluginmanager") and not hasattr(config, "workerinput"):
+        # (xdist_support is not imported here: this path runs in every pytest run.)
         # An xdist controller does not collect: it learns about marker-mode cases
         # from the first report that carries one.
         config.pluginmanager.register(_LateRun(config), "ragproof-late")

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragproof import options
+from pytest_ragproof import options, xdist_support
 from pytest_ragproof.collect import CaseItem, DatasetFile, case_ref
 from pytest_ragproof.dataset.io import Dataset, load_dataset
 from pytest_ragproof.errors import (
@@ -42,32 +42,6 @@ def _fixture_scope(item: pytest.Item, name: str) -> str:
     info = getattr(item, "_fixtureinfo", None)
     defs = getattr(info, "name2fixturedefs", {}).get(name) if info is not None else None
     return str(defs[-1].scope) if defs else "function"
-
-
-def _run_order(item: pytest.Item) -> list[pytest.Item]:
-    """Items after ``item`` in the order this process will run them.
-
-    Serially that is ``session.items``. An xdist worker runs only what the
-    controller sent it: its queue (read from xdist's worker object), falling back
-    to the next item only when that is not available.
-    """
-    items = item.session.items
-    if hasattr(item.config, "workerinput"):
-        for plugin in item.config.pluginmanager.get_plugins():
-            if type(plugin).__name__ == "WorkerInteractor":
-                try:
-                    indices = [plugin.nextitem_index]
-                    with plugin.torun.lock() as pending:
-                        indices.extend(pending)
-                    return [items[i] for i in indices if isinstance(i, int)]
-                except (AttributeError, TypeError, IndexError):
-                    break
-        return []
-    try:
-        index = items.index(item)
-    except ValueError:
-        return []
-    return items[index + 1 :]
 
 
 @functools.lru_cache(maxsize=256)
@@ -103,7 +77,7 @@ class RagproofRun:
             self.cfg: RunConfig = build(config)
         except ConfigError as exc:
             raise pytest.UsageError(f"ragproof: {exc}") from None
-        self.is_worker = hasattr(config, "workerinput")
+        self.is_worker = xdist_support.is_worker(config)
         try:
             self.baseline = baseline_settings(config)
             check_outputs(config, self.cfg.report, self.baseline)
@@ -126,12 +100,18 @@ class RagproofRun:
         self.records: dict[str, CaseRecord] = {}
         self.skipped: set[str] = set()
         self.notes: list[str] = []
+        self.marker_ids: set[str] = set()  # marker-mode items (their population is collected)
         self.prefetcher: Prefetcher | None = None
         self._prefetch_scope = "session"
         self._concurrency_warned = False
         self.written: list[str] = []
         self.outcome: RunOutcome | None = None
         self._add_dataset_args()
+        if not self.is_worker:
+            config.pluginmanager.register(
+                xdist_support.XdistHooks(self._on_worker_collected, self._on_worker_done),
+                "ragproof-xdist",
+            )
 
     def dataset(self, path: Path) -> Dataset:
         """Load a dataset once per process (marker mode asks during collection)."""
@@ -162,34 +142,34 @@ class RagproofRun:
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         # Marker items have no population known up front: deselected ones count too.
-        self.expected.update(i.nodeid for i in items if case_ref(i) is not None)
+        for item in items:
+            ref = case_ref(item)
+            if ref is not None and ref.origin == "marker":
+                self.expected.add(item.nodeid)
+                self.marker_ids.add(item.nodeid)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        if self._xdist_controller():
+        if xdist_support.is_controller(self.config):
             return
-        ours = {i.nodeid for i in session.items if case_ref(i) is not None}
-        self.expected.update(i for i in ours if not self._is_dataset_item(i))
+        ours: set[str] = set()
+        for item in session.items:
+            ref = case_ref(item)
+            if ref is not None:
+                ours.add(item.nodeid)
+                if ref.origin == "marker":
+                    self.expected.add(item.nodeid)
+                    self.marker_ids.add(item.nodeid)
         self.selected = ours
 
-    def _is_dataset_item(self, nodeid: str) -> bool:
-        return nodeid.split("::", 1)[0].endswith((".json", ".jsonl", ".csv"))
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+    def _on_worker_collected(self, ids: list[str]) -> None:
         if self.selected is None:
             self.selected = {i for i in ids if i in self.expected}
 
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+    def _on_worker_done(self, info: dict[str, Any]) -> None:
         # Workers report their marker-mode population (collected and deselected).
-        info = getattr(node, "workeroutput", {}).get("ragproof")
-        if info:
-            self.expected.update(info["expected"])
-            self.selected = (self.selected or set()) | set(info["selected"])
-            self.notes.extend(n for n in info.get("notes", []) if n not in self.notes)
-
-    def _xdist_controller(self) -> bool:
-        return self.config.pluginmanager.has_plugin("dsession")
+        self.expected.update(info["expected"])
+        self.selected = (self.selected or set()) | set(info["selected"])
+        self.notes.extend(n for n in info.get("notes", []) if n not in self.notes)
 
     # -- running ------------------------------------------------------------
     def new_record(self, item: pytest.Item) -> CaseRecord:
@@ -257,7 +237,7 @@ class RagproofRun:
 
     def _upcoming(self, item: CaseItem, n: int) -> list[tuple[str, Any]]:
         """The current item and the next case items this process will run (at most n)."""
-        order = _run_order(item)
+        order = xdist_support.run_order(item)
         out: list[tuple[str, Any]] = [(item.nodeid, item.case)]
         for other in order:
             if len(out) >= n:
@@ -334,12 +314,14 @@ class RagproofRun:
         if self.prefetcher is not None:
             self.prefetcher.close(self.cfg.timeout or 5.0)
         if self.is_worker:
-            markers = {n for n in (self.selected or set()) if not self._is_dataset_item(n)}
-            self.config.workeroutput["ragproof"] = {  # type: ignore[attr-defined]
-                "expected": sorted(n for n in self.expected if not self._is_dataset_item(n)),
-                "selected": sorted(markers),
-                "notes": list(self.notes),
-            }
+            xdist_support.send_to_controller(
+                self.config,
+                {
+                    "expected": sorted(self.marker_ids),
+                    "selected": sorted((self.selected or set()) & self.marker_ids),
+                    "notes": list(self.notes),
+                },
+            )
             return
         if self.config.option.collectonly:
             return

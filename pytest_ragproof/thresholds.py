@@ -14,12 +14,11 @@ import math
 import operator
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, field
 
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.metrics import registry
-from pytest_ragproof.vocabulary import KINDS, QUESTION_TYPES, is_selector
+from pytest_ragproof.selector import CaseLike, Selector, parse_selector
 
 AGGREGATORS = ("mean", "min", "max", "p50", "p90", "p95")
 DEFAULT_CASE_THRESHOLDS = (
@@ -47,18 +46,9 @@ _EXPR = re.compile(
 )
 
 
-class CaseLike(Protocol):
-    @property
-    def kind(self) -> str: ...
-    @property
-    def question_type(self) -> str: ...
-    @property
-    def tags(self) -> Sequence[str]: ...
-
-
 @dataclass(frozen=True)
 class Threshold:
-    """One parsed threshold expression."""
+    """One parsed threshold expression (its selector parsed once, as ``sel``)."""
 
     expression: str
     selector: str
@@ -67,21 +57,18 @@ class Threshold:
     op: str
     value: float
     scope: str  # "case" or "aggregate"
+    sel: Selector = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sel", Selector(self.selector))
 
     def selects(self, case: CaseLike) -> bool:
         """Does the selector match this case (ignoring the metric's kinds)?"""
-        sel = self.selector
-        if sel == "*":
-            return True
-        if sel.startswith("tag="):
-            return sel[4:] in case.tags
-        if sel in KINDS:
-            return case.kind == sel
-        return case.question_type == sel
+        return self.sel.matches(case)
 
     def applies_to(self, case: CaseLike) -> bool:
         spec = registry.resolve(self.metric)
-        return self.selects(case) and (spec is None or case.kind in spec.kinds)
+        return (spec is None or case.kind in spec.kinds) and self.sel.matches(case)
 
     def check(self, observed: float) -> bool:
         return _OPS[self.op](observed, self.value)
@@ -106,15 +93,13 @@ def parse_threshold(text: str, scope: str) -> Threshold:
             f"[SELECTOR:]METRIC{'[.AGG]' if scope == 'aggregate' else ''} OP NUMBER, "
             f"e.g. {option} {_example(scope)}"
         )
-    selector = (m.group("selector") or "*").strip()
+    selector = parse_selector(
+        m.group("selector") or "*",
+        where=f"{scope} threshold '{text}'",
+        example=f"{option} {_example(scope)}",
+    ).text
     metric = m.group("metric")
     agg = m.group("agg")
-    if not is_selector(selector):
-        raise ConfigError(
-            f"Unknown selector '{selector}' in {scope} threshold '{text}'; use a kind "
-            f"({', '.join(KINDS)}), a question type ({', '.join(QUESTION_TYPES)}), "
-            f"tag=NAME or *, e.g. {option} {_example(scope)}"
-        )
     if registry.resolve(metric) is None:
         raise ConfigError(
             f"Unknown metric '{metric}' in {scope} threshold '{text}'; known metrics: "

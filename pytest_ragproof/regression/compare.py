@@ -39,7 +39,7 @@ from pytest_ragproof.metrics import registry
 from pytest_ragproof.regression.stats import PairedTest, is_binary, paired_test
 from pytest_ragproof.regression.tolerance import Tolerance, parse_tolerances, tolerance_for
 from pytest_ragproof.runner.results import RESULTS_FORMAT
-from pytest_ragproof.thresholds import Threshold
+from pytest_ragproof.selector import Selector
 
 __all__ = ["AggregateChange", "CaseFlip", "Comparison", "compare"]
 
@@ -147,15 +147,6 @@ class Comparison:
         }
 
 
-class _Case:
-    """The selector view of a case dict (kind, question type, tags)."""
-
-    def __init__(self, data: Mapping[str, Any]) -> None:
-        self.kind = str(data.get("kind", ""))
-        self.question_type = str(data.get("question_type", "simple"))
-        self.tags = tuple(str(t) for t in data.get("tags") or ())
-
-
 def _check_document(doc: Any, what: str) -> None:
     if not isinstance(doc, Mapping) or doc.get("format") != RESULTS_FORMAT:
         raise ConfigError(
@@ -236,8 +227,9 @@ def _gated_keys(
     return sorted(keys, key=lambda k: order.get(k[0], len(order)))
 
 
-def _selected(data: Mapping[str, Any], probe: Threshold) -> bool:
-    return probe.applies_to(_Case(data))
+def _selected(data: Mapping[str, Any], selector: Selector, kinds: frozenset[str] | None) -> bool:
+    """Is a case entry part of (selector, metric)? ``kinds``: the metric's kinds, if known."""
+    return (kinds is None or str(data.get("kind", "")) in kinds) and selector.matches_entry(data)
 
 
 def _scored(data: Mapping[str, Any] | None, metric: str) -> float | None:
@@ -262,9 +254,11 @@ def _aggregate(
     alpha: float,
 ) -> AggregateChange:
     pipeline, selector, metric = key
-    probe = Threshold(selector, selector, metric, None, ">=", 0.0, "aggregate")
-    ids = {cid for (p, cid), c in current.items() if p == pipeline and _selected(c, probe)}
-    ids |= {cid for (p, cid), c in baseline.items() if p == pipeline and _selected(c, probe)}
+    sel = Selector(selector)
+    spec = registry.resolve(metric)
+    kinds = None if spec is None else frozenset(spec.kinds)
+    ids = {cid for (p, cid), c in current.items() if p == pipeline and _selected(c, sel, kinds)}
+    ids |= {cid for (p, cid), c in baseline.items() if p == pipeline and _selected(c, sel, kinds)}
     before: list[float] = []
     after: list[float] = []
     oriented: list[float] = []

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.metrics import registry
-from pytest_ragproof.vocabulary import KINDS, is_selector
+from pytest_ragproof.selector import Selector, parse_selector
 
 __all__ = ["Tolerance", "parse_tolerance", "parse_tolerances", "tolerance_for"]
 
@@ -44,6 +44,10 @@ class Tolerance:
     delta: float
 
     @property
+    def sel(self) -> Selector:
+        return Selector(self.selector)
+
+    @property
     def expression(self) -> str:
         return f"{self.selector}:{self.metric}={self.delta:g}"
 
@@ -56,13 +60,10 @@ def parse_tolerance(text: str) -> Tolerance:
             f"Could not parse regression tolerance '{text}'; expected "
             f"[SELECTOR:]METRIC=DELTA, e.g. {EXAMPLE}"
         )
-    selector = (m.group("selector") or "*").strip()
+    selector = parse_selector(
+        m.group("selector") or "*", where=f"regression tolerance '{text}'", example=EXAMPLE
+    ).text
     metric = m.group("metric")
-    if not is_selector(selector):
-        raise ConfigError(
-            f"Unknown selector '{selector}' in regression tolerance '{text}'; use a kind "
-            f"({', '.join(KINDS)}), a question type, tag=NAME or *, e.g. {EXAMPLE}"
-        )
     if registry.resolve(metric) is None:
         raise ConfigError(
             f"Unknown metric '{metric}' in regression tolerance '{text}'; known metrics: "

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from pytest_ragproof.runner.record import CaseRecord
+from pytest_ragproof.selector import ALL, Selector
 from pytest_ragproof.thresholds import Threshold, aggregate
 from pytest_ragproof.vocabulary import KINDS
 
@@ -40,26 +41,21 @@ class ThresholdResult:
     gated: bool
     # A failed aggregate: the cases that pulled it down most, as [case id, value].
     worst: list[list[Any]] = field(default_factory=list)
+    # The parsed threshold this row reports (not part of the results document).
+    threshold: Threshold | None = field(default=None, repr=False, compare=False)
 
     @property
     def failed(self) -> bool:
         return self.gated and self.verdict in ("fail", "no data")
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-class _Sel:
-    """Adapts a record to the selector protocol of thresholds."""
-
-    def __init__(self, record: CaseRecord) -> None:
-        self.kind = record.kind
-        self.question_type = record.question_type
-        self.tags = tuple(record.tags)
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "threshold"}
+        out["worst"] = [list(w) for w in self.worst]
+        return out
 
 
 def population(records: Iterable[CaseRecord], t: Threshold, pipeline: str) -> list[CaseRecord]:
-    return [r for r in records if r.pipeline == pipeline and t.applies_to(_Sel(r))]
+    return [r for r in records if r.pipeline == pipeline and t.applies_to(r)]
 
 
 def _aggregate_for(
@@ -142,6 +138,7 @@ def evaluate_aggregates(
                     verdict,
                     gated and verdict != "not selected",
                     worst,
+                    t,
                 )
             )
     return out
@@ -187,6 +184,7 @@ def summarize_case_thresholds(
                     len(scored),
                     verdict,
                     verdict != "no cases",
+                    threshold=t,
                 )
             )
     return out
@@ -197,17 +195,16 @@ def all_aggregates(
 ) -> list[Aggregate]:
     """Aggregates of every metric per pipeline for '*', each kind and each threshold selector."""
     out: list[Aggregate] = []
-    selectors = ["*", *KINDS]
+    selectors = [ALL, *(Selector(k) for k in KINDS)]
     for t in thresholds:
-        if t.selector not in selectors:
-            selectors.append(t.selector)
+        if t.sel not in selectors:
+            selectors.append(t.sel)
     for pipeline in sorted({r.pipeline for r in records}):
         mine = [r for r in records if r.pipeline == pipeline]
         for selector in selectors:
-            probe = Threshold(selector, selector, "latency_s", None, ">=", 0.0, "aggregate")
-            recs = [r for r in mine if probe.selects(_Sel(r))]
+            recs = [r for r in mine if selector.matches(r)]
             if not recs:
                 continue
             metrics = sorted({m for r in recs for m in r.metrics})
-            out.extend(_aggregate_for(pipeline, selector, m, recs) for m in metrics)
+            out.extend(_aggregate_for(pipeline, selector.text, m, recs) for m in metrics)
     return out

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_ragproof.runner.gates import ThresholdResult
+from pytest_ragproof.runner.gates import ThresholdResult, population
 from pytest_ragproof.runner.record import CaseRecord
-from pytest_ragproof.thresholds import aggregate
+from pytest_ragproof.thresholds import aggregate, parse_threshold
 
 
 def _fmt(value: float | None) -> str:
@@ -23,10 +23,8 @@ def threshold_table(results: Sequence[ThresholdResult], records: Sequence[CaseRe
             for c in records
             if c.pipeline == r.pipeline and r.metric in c.metrics and c.status != "error"
         ]
-        from pytest_ragproof.runner.gates import population
-        from pytest_ragproof.thresholds import parse_threshold
-
-        pop = population(recs, parse_threshold(r.expression, r.scope), r.pipeline)
+        threshold = r.threshold or parse_threshold(r.expression, r.scope)
+        pop = population(recs, threshold, r.pipeline)
         values = [c.metrics[r.metric] for c in pop]
         stats = aggregate(values) if values else {}
         bound = r.bound if r.scope == "case" else f"{r.aggregator} {r.bound}"
