@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import os
-import tempfile
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from pytest_ragproof.dataset.canonical import frozen_parts
 from pytest_ragproof.dataset.fieldmap import DatasetFieldMap
-from pytest_ragproof.dataset.io import Dataset, load_dataset, paused_gc
+from pytest_ragproof.dataset.io import Dataset, load_dataset
 from pytest_ragproof.dataset.models import SCHEMA_VERSION
 from pytest_ragproof.errors import DatasetError
+from pytest_ragproof.fileio import paused_gc, write_atomic
+
+__all__ = [
+    "FreezeResult",
+    "default_output",
+    "freeze",
+    "freeze_dataset",
+    "freeze_file",
+    "write_atomic",
+]
 
 
 @dataclass(frozen=True)
@@ -34,25 +42,6 @@ def default_output(path: Path) -> Path:
             stem = stem[: -len(suffix)]
             break
     return path.with_name(f"{stem}.frozen.json")
-
-
-def write_atomic(path: Path, text: str | Iterable[str]) -> None:
-    """Write ``text`` (a string or its parts) to ``path`` via a temporary file beside it.
-
-    Missing parent folders are created: the caller asked for this path.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            if isinstance(text, str):
-                fh.write(text)
-            else:
-                fh.writelines(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def freeze_dataset(dataset: Dataset, out: Path, *, require_review: bool = False) -> FreezeResult:

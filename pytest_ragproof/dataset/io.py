@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import csv
-import gc
 import io
 import json
 import os
@@ -37,8 +36,9 @@ from pytest_ragproof.dataset.normalize import (
     normalize_record,
 )
 from pytest_ragproof.errors import DatasetError, FrozenDatasetModifiedError
+from pytest_ragproof.fileio import paused_gc, write_atomic
 
-__all__ = ["Dataset", "DatasetFieldMap", "load_dataset"]
+__all__ = ["Dataset", "DatasetFieldMap", "load_dataset", "paused_gc"]
 
 _SCHEMA_HINT = "see docs/datasets.md for the case schema"
 
@@ -653,23 +653,6 @@ def _load_frozen(source: str, text: str, doc: Any = None) -> Dataset:
     )
 
 
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many acyclic objects.
-
-    Loading allocates millions of small containers that hold no cycles; left on,
-    the collector rescans the growing heap again and again (about a quarter of a
-    100,000-case load). The previous state is restored afterwards.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def load_dataset(
     source: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
     *,
@@ -791,8 +774,6 @@ def case_record(case: Case) -> dict[str, Any]:
 
 def write_jsonl(cases: Iterable[Case], path: str | os.PathLike[str]) -> Path:
     """Write cases as a reviewable JSONL file (one compact record per line), atomically."""
-    from pytest_ragproof.dataset.freeze import write_atomic
-
     target = Path(path)
     lines = [canonical_json(case_record(case)) + "\n" for case in cases]
     write_atomic(target, "".join(lines))
