@@ -27,20 +27,22 @@ from pytest_ragproof.dataset.canonical import (
     values_may_be_non_canonical,
 )
 from pytest_ragproof.dataset.fieldmap import DatasetFieldMap
+from pytest_ragproof.dataset.messages import SCHEMA_HINT, field_error, unknown_field
 from pytest_ragproof.dataset.models import SCHEMA_VERSION, Case
 from pytest_ragproof.dataset.normalize import (
     DEFAULTS,
     DEFAULTS_V1,
+    FIELDS,
+    STRING_LIST_FIELDS,
     TOO_LONG_INTEGER,
     RecordError,
+    UnknownFieldError,
     normalize_record,
 )
 from pytest_ragproof.errors import DatasetError, FrozenDatasetModifiedError
 from pytest_ragproof.fileio import paused_gc, write_atomic
 
 __all__ = ["Dataset", "DatasetFieldMap", "load_dataset", "paused_gc"]
-
-_SCHEMA_HINT = "see docs/datasets.md for the case schema"
 
 
 @dataclass(frozen=True)
@@ -97,14 +99,11 @@ def _fail(
 _CASES = TypeAdapter(list[Case])
 
 
-def _invalid(source: str, raw: _Raw, error: Any) -> DatasetError:
+def _invalid(source: str, raw: _Raw, error: Any, record: Any) -> DatasetError:
     """A record's first pydantic error (``ErrorDetails``, loc[0] its index), value-free."""
-    loc = ".".join(str(p) for p in error["loc"][1:])
-    msg = str(error["msg"]).removeprefix("Value error, ")
-    reason = f"field '{loc}': {msg}" if loc else msg
-    return _fail(
-        source, raw, reason, hint=_SCHEMA_HINT, exc_type=f"ValidationError:{error['type']}"
-    )
+    inner = {"loc": error["loc"][1:], "type": error["type"], "msg": error["msg"]}
+    reason, hint = field_error(inner, record, STRING_LIST_FIELDS)
+    return _fail(source, raw, reason, hint=hint, exc_type=f"ValidationError:{error['type']}")
 
 
 def _duplicates(ids: Sequence[Any]) -> Iterator[tuple[int, int]]:
@@ -194,7 +193,7 @@ class _Builder:
             index = min(int(e["loc"][0]) for e in errors)
             if duplicate is None or index < duplicate[0]:
                 first = next(e for e in errors if e["loc"][0] == index)
-                raise _invalid(self.source, self.raw(index), first) from None
+                raise _invalid(self.source, self.raw(index), first, self.canons[index]) from None
         else:
             duplicate = self._first_duplicate()
         if duplicate is not None:
@@ -484,13 +483,10 @@ def _canonical(
             value = field_map.apply(value, from_csv=from_csv)
         return normalize_record(value), value.get("id") is None
     except RecordError as exc:
-        raise _fail(
-            source,
-            _Raw(record, line),
-            exc.reason,
-            hint=exc.hint or _SCHEMA_HINT,
-            exc_type=exc.exc_type,
-        ) from None
+        reason, hint = exc.reason, exc.hint or SCHEMA_HINT
+        if from_csv and isinstance(exc, UnknownFieldError):
+            reason, hint = unknown_field(exc.field, FIELDS, csv=True)
+        raise _fail(source, _Raw(record, line), reason, hint=hint, exc_type=exc.exc_type) from None
 
 
 def _finish(
@@ -761,7 +757,9 @@ def _collect(
         first_error: dict[int, Any] = {}
         for error in exc.errors(include_url=False, include_input=False, include_context=False):
             first_error.setdefault(int(error["loc"][0]), error)
-        errors.extend(_invalid(source, where[i], error) for i, error in first_error.items())
+        errors.extend(
+            _invalid(source, where[i], error, canons[i]) for i, error in first_error.items()
+        )
     for i, first in _duplicates([canon.get("id") for canon in canons]):
         reason, hint = _duplicate(where[first].record, implicit[i] and implicit[first])
         errors.append(_fail(source, where[i], reason, hint=hint, exc_type="DuplicateId"))

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_
 from pydantic import model_validator as _model_validator
 
 from pytest_ragproof.dataset.frozendict import CheckedFrozenDict, FrozenDict
+from pytest_ragproof.dataset.messages import json_type
 from pytest_ragproof.dataset.normalize import MAX_DEPTH
 
 SCHEMA_VERSION = 2
@@ -145,7 +146,7 @@ class Case(BaseModel):
     @classmethod
     def _metadata(cls, value: Any) -> FrozenDict:
         if not isinstance(value, Mapping):
-            raise ValueError("metadata must be a JSON object")
+            raise ValueError(f"expected an object, got {json_type(value)}")
         frozen = freeze_json(value)
         assert isinstance(frozen, FrozenDict)
         return frozen
