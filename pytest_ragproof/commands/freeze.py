@@ -20,6 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pytest_ragproof.dataset.canonical import FORMAT
     from pytest_ragproof.dataset.freeze import freeze_file
 
     result = freeze_file(
@@ -29,7 +30,13 @@ def run(args: argparse.Namespace) -> int:
         field_map=field_map_from(args),
     )
     dataset = result.dataset
-    print(f"froze {result.n_cases} case(s) into {result.path}")
+    if result.upgraded_from_format is not None:
+        print(
+            f"upgraded {result.path} from format {result.upgraded_from_format} to "
+            f"{FORMAT} ({result.n_cases} case(s))"
+        )
+    else:
+        print(f"froze {result.n_cases} case(s) into {result.path}")
     print(f"sha256: {dataset.sha256}")
     if result.n_rejected:
         print(f"left out {result.n_rejected} rejected case(s)")

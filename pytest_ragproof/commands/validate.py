@@ -19,6 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
+    from pytest_ragproof.dataset.canonical import FORMAT
     from pytest_ragproof.dataset.io import find_problems, load_dataset
     from pytest_ragproof.errors import DatasetError
 
@@ -35,6 +36,11 @@ def run(args: argparse.Namespace) -> int:
         return 1
     print(f"{args.file}: valid, {len(dataset)} case(s)")
     state = "frozen (hash verified)" if dataset.frozen else "not frozen"
+    if dataset.frozen_format is not None and dataset.frozen_format != FORMAT:
+        state += (
+            f", format {dataset.frozen_format} (ragproof freeze {args.file} upgrades it to "
+            f"{FORMAT})"
+        )
     if dataset.upgraded_from is not None:
         state += f", upgraded from schema_version {dataset.upgraded_from}"
     print(f"state: {state}")

@@ -1,4 +1,9 @@
-"""Freezing: validate a dataset and write its canonical, hashed frozen file."""
+"""Freezing: validate a dataset and write its canonical, hashed frozen file.
+
+Freezing writes only where it may: a new file, or a file that is already a
+ragproof frozen file (re-freezing replaces it). The input itself is rewritten only
+when it is a frozen file, which upgrades it to the current format in place.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_ragproof.dataset.canonical import frozen_parts
+from pytest_ragproof.dataset.canonical import FORMAT, frozen_parts
 from pytest_ragproof.dataset.fieldmap import DatasetFieldMap
 from pytest_ragproof.dataset.io import Dataset, load_dataset
 from pytest_ragproof.dataset.models import SCHEMA_VERSION
@@ -32,6 +37,7 @@ class FreezeResult:
     n_cases: int
     n_pending: int
     n_rejected: int
+    upgraded_from_format: str | None = None
 
 
 def default_output(path: Path) -> Path:
@@ -44,8 +50,29 @@ def default_output(path: Path) -> Path:
     return path.with_name(f"{stem}.frozen.json")
 
 
+_FROZEN_START = b'{"format":"ragproof.dataset/'
+
+
+def is_frozen_file(path: Path) -> bool:
+    """Does ``path`` start like a file ``ragproof freeze`` writes (any format, any state)?"""
+    try:
+        with path.open("rb") as fh:
+            return fh.read(len(_FROZEN_START)) == _FROZEN_START
+    except OSError:
+        return False
+
+
+def _check_target(out: Path) -> None:
+    if (out.exists() or out.is_symlink()) and not is_frozen_file(out):
+        raise DatasetError(
+            "exists and is not a ragproof frozen file; freezing never overwrites other files",
+            source=str(out),
+            hint="choose another output path with -o, or move that file away",
+        )
+
+
 def freeze_dataset(dataset: Dataset, out: Path, *, require_review: bool = False) -> FreezeResult:
-    """Write ``dataset`` as a frozen file at ``out``."""
+    """Write ``dataset`` as a frozen file at ``out`` (new, or a frozen file already)."""
     if require_review and dataset.n_pending:
         raise DatasetError(
             f"{dataset.n_pending} case(s) are still pending review",
@@ -53,13 +80,17 @@ def freeze_dataset(dataset: Dataset, out: Path, *, require_review: bool = False)
             hint="set review_status to approved or rejected for every case, "
             "or freeze without --require-review",
         )
-    write_atomic(out, frozen_parts(dataset.canonical_cases, SCHEMA_VERSION, dataset.sha256))
+    _check_target(out)
+    ids = [case.id for case in dataset.cases]
+    write_atomic(out, frozen_parts(dataset.canonical_cases, SCHEMA_VERSION, dataset.sha256, ids))
+    old_format = dataset.frozen_format
     return FreezeResult(
         path=out,
         dataset=dataset,
         n_cases=len(dataset.cases),
         n_pending=dataset.n_pending,
         n_rejected=dataset.n_rejected,
+        upgraded_from_format=old_format if old_format not in (None, FORMAT) else None,
     )
 
 
@@ -70,10 +101,15 @@ def freeze_file(
     require_review: bool = False,
     field_map: DatasetFieldMap | None = None,
 ) -> FreezeResult:
-    """Load and validate ``path``, write its frozen file; what ``ragproof freeze`` runs."""
+    """Load and validate ``path``, write its frozen file; what ``ragproof freeze`` runs.
+
+    A frozen ``path`` (of an older format) is rewritten in place in the current one
+    unless ``out`` is given.
+    """
     src = Path(path)
     target = Path(out) if out is not None else default_output(src)
-    if target.resolve() == src.resolve():
+    in_place = target.resolve() == src.resolve()
+    if in_place and not is_frozen_file(src):
         raise DatasetError(
             "the output would overwrite the input",
             source=str(src),
@@ -81,6 +117,12 @@ def freeze_file(
         )
     with paused_gc():  # see paused_gc: loading and writing build no cycles
         dataset = load_dataset(src, field_map=field_map)
+        if in_place and not dataset.frozen:
+            raise DatasetError(
+                "the output would overwrite the input",
+                source=str(src),
+                hint="choose another output path with -o",
+            )
         return freeze_dataset(dataset, target, require_review=require_review)
 
 
