@@ -11,7 +11,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_ragproof.dataset.canonical import FORMAT, frozen_parts
+from pytest_ragproof.dataset.canonical import FORMAT, case_digests, frozen_parts
+from pytest_ragproof.dataset.changes import case_changes
 from pytest_ragproof.dataset.fieldmap import DatasetFieldMap
 from pytest_ragproof.dataset.io import Dataset, load_dataset
 from pytest_ragproof.dataset.models import SCHEMA_VERSION
@@ -19,11 +20,15 @@ from pytest_ragproof.errors import DatasetError
 from pytest_ragproof.fileio import paused_gc, write_atomic
 
 __all__ = [
+    "FreezeCheck",
     "FreezeResult",
+    "check_frozen",
     "default_output",
     "freeze",
     "freeze_dataset",
     "freeze_file",
+    "stale_message",
+    "stale_source",
     "write_atomic",
 ]
 
@@ -143,3 +148,86 @@ def freeze(
         written = result.path
         del result  # the cases are freed while paused: the collector has nothing to scan
     return written
+
+
+def stale_message(command: str) -> str:
+    """The one wording of a stale frozen file; ``command`` re-freezes it (``cases.jsonl``)."""
+    return f"the frozen file is stale: run ragproof freeze {command}"
+
+
+@dataclass(frozen=True)
+class FreezeCheck:
+    """Whether a frozen file is current with its source (``ragproof freeze --check``)."""
+
+    target: Path
+    current: bool
+    reason: str  # why it is stale; empty when current
+    source: Dataset
+    frozen: Dataset | None
+
+
+def _pairs(dataset: Dataset) -> list[tuple[str, str]]:
+    ids = [case.id for case in dataset.cases]
+    return list(zip(ids, case_digests(dataset.canonical_cases), strict=True))
+
+
+def check_frozen(
+    path: str | os.PathLike[str],
+    out: str | os.PathLike[str] | None = None,
+    *,
+    field_map: DatasetFieldMap | None = None,
+) -> FreezeCheck:
+    """Is the frozen file of ``path`` (``out``, or ``<stem>.frozen.json``) current?
+
+    Current means it exists, verifies, and holds exactly the cases freezing ``path``
+    would write now (same dataset hash). A source that does not load raises its
+    :class:`DatasetError`; a frozen file that does not verify is stale.
+    """
+    src = Path(path)
+    target = Path(out) if out is not None else default_output(src)
+    with paused_gc():
+        source = load_dataset(src, field_map=field_map)
+        if not target.is_file():
+            return FreezeCheck(target, False, f"{target} does not exist", source, None)
+        try:
+            frozen = load_dataset(target)
+        except DatasetError as exc:
+            return FreezeCheck(
+                target, False, f"{target} does not verify: {exc.reason}", source, None
+            )
+        if not frozen.frozen:
+            return FreezeCheck(target, False, f"{target} is not a frozen file", source, frozen)
+        if frozen.sha256 != source.sha256:
+            changes = case_changes(_pairs(frozen), _pairs(source)).describe()
+            detail = f" ({changes})" if changes else ""
+            reason = f"{target} does not match {src}{detail}"
+            return FreezeCheck(target, False, reason, source, frozen)
+    return FreezeCheck(target, True, "", source, frozen)
+
+
+_FROZEN_SUFFIX = ".frozen.json"
+
+
+def stale_source(frozen_path: str | os.PathLike[str], frozen: Dataset | None = None) -> Path | None:
+    """The same-stem JSONL beside a frozen file when its cases differ from the frozen ones.
+
+    ``cases.frozen.json`` -> ``cases.jsonl`` in the same folder. None when there is no
+    such JSONL, when it holds the frozen cases, or when it does not load as it is
+    (it may have been frozen with a field map; ``ragproof freeze --check`` is the
+    exact check). ``frozen`` is the already loaded frozen dataset, if any. Reads
+    and validates the whole JSONL: call it once per run. Word the warning with
+    ``stale_message(str(source))``.
+    """
+    path = Path(frozen_path)
+    if not path.name.lower().endswith(_FROZEN_SUFFIX):
+        return None
+    source = path.with_name(path.name[: -len(_FROZEN_SUFFIX)] + ".jsonl")
+    if not source.is_file():
+        return None
+    try:
+        with paused_gc():
+            sha256 = frozen.sha256 if frozen is not None else load_dataset(path).sha256
+            current = load_dataset(source).sha256
+    except DatasetError:
+        return None
+    return source if current != sha256 else None
