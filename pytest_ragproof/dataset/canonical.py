@@ -71,22 +71,16 @@ def frozen_header(schema_version: int, sha256: str, fmt: str = FORMAT) -> str:
 
 def digest_lines(ids: Sequence[Any], digests: Sequence[str]) -> str:
     """The ``digests`` entries of a format-2 file, one ``["<id>","<digest>"]`` per line."""
-    encode = _ENCODER.encode
-
-    def text(case_id: Any) -> str:
+    if len(ids) != len(digests):
+        raise ValueError("one digest per id")
+    if all(type(case_id) is str for case_id in ids):
+        joined = "".join(ids)
         # Printable ASCII without quote or backslash encodes as itself in quotes.
-        if (
-            type(case_id) is str
-            and case_id.isascii()
-            and case_id.isprintable()
-            and '"' not in case_id
-            and "\\" not in case_id
-        ):
-            return f'"{case_id}"'
-        return encode(case_id)
-
+        if joined.isascii() and joined.isprintable() and '"' not in joined and "\\" not in joined:
+            return ",\n".join([f'["{i}","{d}"]' for i, d in zip(ids, digests, strict=True)])
+    encode = _ENCODER.encode
     return ",\n".join(
-        f'[{text(case_id)},"{digest}"]' for case_id, digest in zip(ids, digests, strict=True)
+        [f'[{encode(case_id)},"{digest}"]' for case_id, digest in zip(ids, digests, strict=True)]
     )
 
 
