@@ -1,4 +1,4 @@
-"""The case schema (PRODUCT.md §2) as frozen pydantic models.
+"""The case schema (docs/datasets.md) as frozen pydantic models.
 
 Values arrive here already normalized (see ``normalize.py``); these models check
 types, enumerations and the kind-specific rules. ``metadata`` is deeply
@@ -98,7 +98,7 @@ class Usage(BaseModel):
 
 
 class Provenance(BaseModel):
-    """Where a generated case came from (PRODUCT.md §3)."""
+    """Where a generated case came from (docs/generation.md, "Output")."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
