@@ -25,7 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._common import compare, report
 from pytest_ragproof.dataset.freeze import freeze
-from pytest_ragproof.dataset.io import load_dataset, paused_gc
+from pytest_ragproof.dataset.io import load_dataset
+from pytest_ragproof.fileio import paused_gc
 
 WORDS = [
     "alpha",

@@ -66,7 +66,7 @@ class DatasetError(RagproofError):
         if self.exc_type:
             out += f" [{self.exc_type}]"
         if self.hint:
-            out += f". Fix: {self.hint}"
+            out += (" " if out.endswith("?") else ". ") + f"Fix: {self.hint}"
         return out
 
 

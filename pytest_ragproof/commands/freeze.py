@@ -1,4 +1,8 @@
-"""``ragproof freeze IN [-o OUT] [--require-review]``."""
+"""``ragproof freeze IN [-o OUT] [--require-review]``; ``--check`` for CI.
+
+``--check`` writes nothing: exit 0 with one line when the frozen file is current
+with IN, 1 when it is missing, does not verify or holds other cases.
+"""
 
 from __future__ import annotations
 
@@ -16,10 +20,54 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="refuse to freeze while any case is pending review",
     )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 if the frozen file is missing or stale (for CI)",
+    )
     add_field_map_arguments(parser)
 
 
+def _refreeze_command(args: argparse.Namespace) -> str:
+    """The command that re-freezes, with the arguments the user gave."""
+    import shlex
+
+    parts = [args.input]
+    if args.output:
+        parts += ["-o", args.output]
+    for pair in args.map or ():
+        parts += ["--map", pair]
+    for column in args.ignore_column or ():
+        parts += ["--ignore-column", column]
+    return " ".join(shlex.quote(part) for part in parts)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from pytest_ragproof.dataset.canonical import FORMAT
+    from pytest_ragproof.dataset.freeze import check_frozen, stale_message
+
+    result = check_frozen(args.input, args.output or None, field_map=field_map_from(args))
+    if not result.current:
+        print(
+            f"ragproof freeze --check: {result.reason}; {stale_message(_refreeze_command(args))}",
+            file=sys.stderr,
+        )
+        return 1
+    line = (
+        f"ragproof freeze --check: {result.target} is current with {args.input} "
+        f"({len(result.source)} case(s), sha256 {result.source.sha256[:12]})"
+    )
+    fmt = result.frozen.frozen_format if result.frozen is not None else None
+    if fmt is not None and fmt != FORMAT:
+        line += f"; it is in format {fmt}, ragproof freeze {args.input} rewrites it in {FORMAT}"
+    print(line)
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.check:
+        return _check(args)
+    from pytest_ragproof.dataset.canonical import FORMAT
     from pytest_ragproof.dataset.freeze import freeze_file
 
     result = freeze_file(
@@ -29,7 +77,13 @@ def run(args: argparse.Namespace) -> int:
         field_map=field_map_from(args),
     )
     dataset = result.dataset
-    print(f"froze {result.n_cases} case(s) into {result.path}")
+    if result.upgraded_from_format is not None:
+        print(
+            f"upgraded {result.path} from format {result.upgraded_from_format} to "
+            f"{FORMAT} ({result.n_cases} case(s))"
+        )
+    else:
+        print(f"froze {result.n_cases} case(s) into {result.path}")
     print(f"sha256: {dataset.sha256}")
     if result.n_rejected:
         print(f"left out {result.n_rejected} rejected case(s)")

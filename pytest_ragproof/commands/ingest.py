@@ -1,4 +1,4 @@
-"""``ragproof ingest --corpus PATH``: the dry run of corpus ingest.
+"""``ragproof ingest PATH`` (or ``--corpus PATH``): the dry run of corpus ingest.
 
 Prints what would be read and what is skipped (with reasons), and how many
 documents and chunks each format contributes. Exit 0 when at least one
@@ -36,12 +36,11 @@ def _bounded_int(text: str, minimum: int) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--corpus",
-        required=True,
-        metavar="PATH",
-        help="a corpus folder (read recursively) or one file",
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument(
+        "path", nargs="?", metavar="PATH", help="a corpus folder (read recursively) or one file"
     )
+    where.add_argument("--corpus", metavar="PATH", help="the same, as an option")
     parser.add_argument(
         "--max-file-bytes",
         type=_positive_int,
@@ -72,9 +71,10 @@ def run(args: argparse.Namespace) -> int:
     from pytest_ragproof.errors import ConfigError, IngestError
     from pytest_ragproof.ingest import load_corpus
 
+    corpus_path = args.path if args.path is not None else args.corpus
     try:
         size, overlap = resolve_settings(args.chunk_size, args.chunk_overlap)
-        corpus = load_corpus(args.corpus, max_file_bytes=args.max_file_bytes)
+        corpus = load_corpus(corpus_path, max_file_bytes=args.max_file_bytes)
     except (ConfigError, IngestError) as exc:
         print(f"ragproof ingest: error: {exc}", file=sys.stderr)
         return 2
@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         totals[1] += n_chunks
         totals[2] += len(doc.text)
 
-    print(f"corpus: {args.corpus}")
+    print(f"corpus: {corpus_path}")
     print(f"settings: max_file_bytes={corpus.max_file_bytes}", end="")
     print(f" chunk_size={size} chunk_overlap={overlap}")
     print(f"read: {len(corpus.documents)} document(s); skipped: {len(corpus.skipped)} path(s)")

@@ -1,18 +1,28 @@
-"""Canonical JSON, the dataset hash and the frozen file layout (PRODUCT.md §2).
+"""Canonical JSON, the dataset hash, case digests and the frozen file layout.
 
-The hash is sha256 over ``ragproof.dataset/1`` + NUL + the canonical JSON of the
-case list (sorted keys, compact separators, UTF-8, normalized values).
+The dataset hash is sha256 over ``ragproof.dataset/1`` + NUL + the canonical JSON
+of the case list (sorted keys, compact separators, UTF-8, normalized values). Its
+domain stays ``ragproof.dataset/1`` in every frozen format, so the same cases hash
+the same whether frozen in format 1 or 2 (results and baselines keep comparing).
+
+A case digest is sha256 over ``ragproof.case/1`` + NUL + the canonical JSON of one
+case. Format ``ragproof.dataset/2`` stores one per case, beside its id, so a
+modified file can be refused with the ids of the cases that changed.
 
 A frozen file is laid out one case per line so that reviews diff well::
 
-    {"format":"ragproof.dataset/1","schema_version":2,"sha256":"<hex>","cases":[
+    {"format":"ragproof.dataset/2","schema_version":2,"sha256":"<hex>","cases":[
     {<case 1>},
     {<case 2>}
+    ],"digests":[
+    ["<id 1>","<digest 1>"],
+    ["<id 2>","<digest 2>"]
     ]}
 
-Loading compares the file byte for byte with the layout its own parsed content
-would produce, so every single-character change is refused: a change to a value
-fails the hash, a change to layout or escaping fails the byte comparison.
+Format 1 (still read) ends after the cases with ``]}``. Loading compares the file
+byte for byte with the layout its own parsed content would produce, so every
+single-character change is refused: a change to a value fails the digests and the
+hash, a change to layout or escaping fails the byte comparison.
 """
 
 from __future__ import annotations
@@ -24,8 +34,11 @@ import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
-FORMAT = "ragproof.dataset/1"
-HASH_DOMAIN = FORMAT.encode("ascii") + b"\x00"
+FORMAT = "ragproof.dataset/2"
+FORMAT_V1 = "ragproof.dataset/1"
+FORMATS = (FORMAT_V1, FORMAT)
+HASH_DOMAIN = FORMAT_V1.encode("ascii") + b"\x00"
+CASE_DOMAIN = b"ragproof.case/1\x00"
 
 _ENCODER = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
@@ -45,18 +58,73 @@ def dataset_hash(case_jsons: Sequence[str]) -> str:
     return digest.hexdigest()
 
 
-def frozen_header(schema_version: int, sha256: str) -> str:
-    return f'{{"format":"{FORMAT}","schema_version":{schema_version},"sha256":"{sha256}","cases":['
+def case_digests(case_jsons: Sequence[str]) -> list[str]:
+    """The digest of each case: sha256 of the case domain plus its canonical JSON."""
+    sha256 = hashlib.sha256
+    domain = CASE_DOMAIN
+    return [sha256(domain + text.encode("utf-8")).hexdigest() for text in case_jsons]
 
 
-def frozen_parts(case_jsons: Sequence[str], schema_version: int, sha256: str) -> tuple[str, ...]:
-    """The exact text of a frozen file, in parts that concatenate to it."""
-    return (frozen_header(schema_version, sha256) + "\n", ",\n".join(case_jsons), "\n]}\n")
+def frozen_header(schema_version: int, sha256: str, fmt: str = FORMAT) -> str:
+    return f'{{"format":"{fmt}","schema_version":{schema_version},"sha256":"{sha256}","cases":['
 
 
-def frozen_text(case_jsons: Sequence[str], schema_version: int, sha256: str) -> str:
+def digest_lines(ids: Sequence[Any], digests: Sequence[str]) -> str:
+    """The ``digests`` entries of a format-2 file, one ``["<id>","<digest>"]`` per line."""
+    if len(ids) != len(digests):
+        raise ValueError("one digest per id")
+    if all(type(case_id) is str for case_id in ids):
+        joined = "".join(ids)
+        # Printable ASCII without quote or backslash encodes as itself in quotes.
+        if joined.isascii() and joined.isprintable() and '"' not in joined and "\\" not in joined:
+            return ",\n".join([f'["{i}","{d}"]' for i, d in zip(ids, digests, strict=True)])
+    encode = _ENCODER.encode
+    return ",\n".join(
+        [f'[{encode(case_id)},"{digest}"]' for case_id, digest in zip(ids, digests, strict=True)]
+    )
+
+
+def frozen_parts(
+    case_jsons: Sequence[str],
+    schema_version: int,
+    sha256: str,
+    ids: Sequence[Any] | None = None,
+    *,
+    fmt: str = FORMAT,
+    digests: Sequence[str] | None = None,
+) -> tuple[str, ...]:
+    """The exact text of a frozen file, in parts that concatenate to it.
+
+    ``ids`` (each case's id) is needed for format 2; when None it is read back from
+    the case texts. ``digests`` may pass digests already computed.
+    """
+    header = frozen_header(schema_version, sha256, fmt) + "\n"
+    cases = ",\n".join(case_jsons)
+    if fmt == FORMAT_V1:
+        return (header, cases, "\n]}\n")
+    if ids is None:
+        ids = [_id_of(text) for text in case_jsons]
+    if digests is None:
+        digests = case_digests(case_jsons)
+    return (header, cases, '\n],"digests":[\n', digest_lines(ids, digests), "\n]}\n")
+
+
+def _id_of(case_json: str) -> Any:
+    value = json.loads(case_json)
+    return value.get("id") if isinstance(value, dict) else None
+
+
+def frozen_text(
+    case_jsons: Sequence[str],
+    schema_version: int,
+    sha256: str,
+    ids: Sequence[Any] | None = None,
+    *,
+    fmt: str = FORMAT,
+    digests: Sequence[str] | None = None,
+) -> str:
     """The exact text of a frozen file."""
-    return "".join(frozen_parts(case_jsons, schema_version, sha256))
+    return "".join(frozen_parts(case_jsons, schema_version, sha256, ids, fmt=fmt, digests=digests))
 
 
 # Unicode whitespace that str.strip() removes, beyond ASCII space (raw tabs and

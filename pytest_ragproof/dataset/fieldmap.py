@@ -115,7 +115,7 @@ def _decode_cell(source: str, target: str, value: Any) -> Any:
             raise RecordError(
                 f"column '{source[:40]}' ({target}) must hold a JSON "
                 f"{'array' if want is list else 'object'}",
-                hint="see the CSV section of docs/datasets.md",
+                hint="see CSV under Inputs in the Datasets guide",
             )
         return decoded
     if target == "synthetic":

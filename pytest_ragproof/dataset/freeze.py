@@ -1,18 +1,36 @@
-"""Freezing: validate a dataset and write its canonical, hashed frozen file."""
+"""Freezing: validate a dataset and write its canonical, hashed frozen file.
+
+Freezing writes only where it may: a new file, or a file that is already a
+ragproof frozen file (re-freezing replaces it). The input itself is rewritten only
+when it is a frozen file, which upgrades it to the current format in place.
+"""
 
 from __future__ import annotations
 
 import os
-import tempfile
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_ragproof.dataset.canonical import frozen_parts
+from pytest_ragproof.dataset.canonical import FORMAT, case_digests, frozen_parts
+from pytest_ragproof.dataset.changes import case_changes
 from pytest_ragproof.dataset.fieldmap import DatasetFieldMap
-from pytest_ragproof.dataset.io import Dataset, load_dataset, paused_gc
+from pytest_ragproof.dataset.io import Dataset, load_dataset
 from pytest_ragproof.dataset.models import SCHEMA_VERSION
 from pytest_ragproof.errors import DatasetError
+from pytest_ragproof.fileio import paused_gc, write_atomic
+
+__all__ = [
+    "FreezeCheck",
+    "FreezeResult",
+    "check_frozen",
+    "default_output",
+    "freeze",
+    "freeze_dataset",
+    "freeze_file",
+    "stale_message",
+    "stale_source",
+    "write_atomic",
+]
 
 
 @dataclass(frozen=True)
@@ -24,6 +42,7 @@ class FreezeResult:
     n_cases: int
     n_pending: int
     n_rejected: int
+    upgraded_from_format: str | None = None
 
 
 def default_output(path: Path) -> Path:
@@ -36,27 +55,29 @@ def default_output(path: Path) -> Path:
     return path.with_name(f"{stem}.frozen.json")
 
 
-def write_atomic(path: Path, text: str | Iterable[str]) -> None:
-    """Write ``text`` (a string or its parts) to ``path`` via a temporary file beside it.
+_FROZEN_START = b'{"format":"ragproof.dataset/'
 
-    Missing parent folders are created: the caller asked for this path.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+
+def is_frozen_file(path: Path) -> bool:
+    """Does ``path`` start like a file ``ragproof freeze`` writes (any format, any state)?"""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            if isinstance(text, str):
-                fh.write(text)
-            else:
-                fh.writelines(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        with path.open("rb") as fh:
+            return fh.read(len(_FROZEN_START)) == _FROZEN_START
+    except OSError:
+        return False
+
+
+def _check_target(out: Path) -> None:
+    if (out.exists() or out.is_symlink()) and not is_frozen_file(out):
+        raise DatasetError(
+            "exists and is not a ragproof frozen file; freezing never overwrites other files",
+            source=str(out),
+            hint="choose another output path with -o, or move that file away",
+        )
 
 
 def freeze_dataset(dataset: Dataset, out: Path, *, require_review: bool = False) -> FreezeResult:
-    """Write ``dataset`` as a frozen file at ``out``."""
+    """Write ``dataset`` as a frozen file at ``out`` (new, or a frozen file already)."""
     if require_review and dataset.n_pending:
         raise DatasetError(
             f"{dataset.n_pending} case(s) are still pending review",
@@ -64,13 +85,17 @@ def freeze_dataset(dataset: Dataset, out: Path, *, require_review: bool = False)
             hint="set review_status to approved or rejected for every case, "
             "or freeze without --require-review",
         )
-    write_atomic(out, frozen_parts(dataset.canonical_cases, SCHEMA_VERSION, dataset.sha256))
+    _check_target(out)
+    ids = [case.id for case in dataset.cases]
+    write_atomic(out, frozen_parts(dataset.canonical_cases, SCHEMA_VERSION, dataset.sha256, ids))
+    old_format = dataset.frozen_format
     return FreezeResult(
         path=out,
         dataset=dataset,
         n_cases=len(dataset.cases),
         n_pending=dataset.n_pending,
         n_rejected=dataset.n_rejected,
+        upgraded_from_format=old_format if old_format not in (None, FORMAT) else None,
     )
 
 
@@ -81,10 +106,15 @@ def freeze_file(
     require_review: bool = False,
     field_map: DatasetFieldMap | None = None,
 ) -> FreezeResult:
-    """Load and validate ``path``, write its frozen file; what ``ragproof freeze`` runs."""
+    """Load and validate ``path``, write its frozen file; what ``ragproof freeze`` runs.
+
+    A frozen ``path`` (of an older format) is rewritten in place in the current one
+    unless ``out`` is given.
+    """
     src = Path(path)
     target = Path(out) if out is not None else default_output(src)
-    if target.resolve() == src.resolve():
+    in_place = target.resolve() == src.resolve()
+    if in_place and not is_frozen_file(src):
         raise DatasetError(
             "the output would overwrite the input",
             source=str(src),
@@ -92,6 +122,12 @@ def freeze_file(
         )
     with paused_gc():  # see paused_gc: loading and writing build no cycles
         dataset = load_dataset(src, field_map=field_map)
+        if in_place and not dataset.frozen:
+            raise DatasetError(
+                "the output would overwrite the input",
+                source=str(src),
+                hint="choose another output path with -o",
+            )
         return freeze_dataset(dataset, target, require_review=require_review)
 
 
@@ -112,3 +148,86 @@ def freeze(
         written = result.path
         del result  # the cases are freed while paused: the collector has nothing to scan
     return written
+
+
+def stale_message(command: str) -> str:
+    """The one wording of a stale frozen file; ``command`` re-freezes it (``cases.jsonl``)."""
+    return f"the frozen file is stale: run ragproof freeze {command}"
+
+
+@dataclass(frozen=True)
+class FreezeCheck:
+    """Whether a frozen file is current with its source (``ragproof freeze --check``)."""
+
+    target: Path
+    current: bool
+    reason: str  # why it is stale; empty when current
+    source: Dataset
+    frozen: Dataset | None
+
+
+def _pairs(dataset: Dataset) -> list[tuple[str, str]]:
+    ids = [case.id for case in dataset.cases]
+    return list(zip(ids, case_digests(dataset.canonical_cases), strict=True))
+
+
+def check_frozen(
+    path: str | os.PathLike[str],
+    out: str | os.PathLike[str] | None = None,
+    *,
+    field_map: DatasetFieldMap | None = None,
+) -> FreezeCheck:
+    """Is the frozen file of ``path`` (``out``, or ``<stem>.frozen.json``) current?
+
+    Current means it exists, verifies, and holds exactly the cases freezing ``path``
+    would write now (same dataset hash). A source that does not load raises its
+    :class:`DatasetError`; a frozen file that does not verify is stale.
+    """
+    src = Path(path)
+    target = Path(out) if out is not None else default_output(src)
+    with paused_gc():
+        source = load_dataset(src, field_map=field_map)
+        if not target.is_file():
+            return FreezeCheck(target, False, f"{target} does not exist", source, None)
+        try:
+            frozen = load_dataset(target)
+        except DatasetError as exc:
+            return FreezeCheck(
+                target, False, f"{target} does not verify: {exc.reason}", source, None
+            )
+        if not frozen.frozen:
+            return FreezeCheck(target, False, f"{target} is not a frozen file", source, frozen)
+        if frozen.sha256 != source.sha256:
+            changes = case_changes(_pairs(frozen), _pairs(source)).describe()
+            detail = f" ({changes})" if changes else ""
+            reason = f"{target} does not match {src}{detail}"
+            return FreezeCheck(target, False, reason, source, frozen)
+    return FreezeCheck(target, True, "", source, frozen)
+
+
+_FROZEN_SUFFIX = ".frozen.json"
+
+
+def stale_source(frozen_path: str | os.PathLike[str], frozen: Dataset | None = None) -> Path | None:
+    """The same-stem JSONL beside a frozen file when its cases differ from the frozen ones.
+
+    ``cases.frozen.json`` -> ``cases.jsonl`` in the same folder. None when there is no
+    such JSONL, when it holds the frozen cases, or when it does not load as it is
+    (it may have been frozen with a field map; ``ragproof freeze --check`` is the
+    exact check). ``frozen`` is the already loaded frozen dataset, if any. Reads
+    and validates the whole JSONL: call it once per run. Word the warning with
+    ``stale_message(str(source))``.
+    """
+    path = Path(frozen_path)
+    if not path.name.lower().endswith(_FROZEN_SUFFIX):
+        return None
+    source = path.with_name(path.name[: -len(_FROZEN_SUFFIX)] + ".jsonl")
+    if not source.is_file():
+        return None
+    try:
+        with paused_gc():
+            sha256 = frozen.sha256 if frozen is not None else load_dataset(path).sha256
+            current = load_dataset(source).sha256
+    except DatasetError:
+        return None
+    return source if current != sha256 else None

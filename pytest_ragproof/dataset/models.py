@@ -1,4 +1,4 @@
-"""The case schema (PRODUCT.md §2) as frozen pydantic models.
+"""The case schema (docs/datasets.md) as frozen pydantic models.
 
 Values arrive here already normalized (see ``normalize.py``); these models check
 types, enumerations and the kind-specific rules. ``metadata`` is deeply
@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_
 from pydantic import model_validator as _model_validator
 
 from pytest_ragproof.dataset.frozendict import CheckedFrozenDict, FrozenDict
+from pytest_ragproof.dataset.messages import json_type
 from pytest_ragproof.dataset.normalize import MAX_DEPTH
 
 SCHEMA_VERSION = 2
@@ -97,7 +98,7 @@ class Usage(BaseModel):
 
 
 class Provenance(BaseModel):
-    """Where a generated case came from (PRODUCT.md §3)."""
+    """Where a generated case came from (docs/generation.md, "Output")."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -145,7 +146,7 @@ class Case(BaseModel):
     @classmethod
     def _metadata(cls, value: Any) -> FrozenDict:
         if not isinstance(value, Mapping):
-            raise ValueError("metadata must be a JSON object")
+            raise ValueError(f"expected an object, got {json_type(value)}")
         frozen = freeze_json(value)
         assert isinstance(frozen, FrozenDict)
         return frozen

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pytest_ragproof.dataset.frozendict import CheckedFrozenDict
+from pytest_ragproof.dataset.messages import json_type, list_expected, unknown_field
 from pytest_ragproof.textnorm import describe_char, find_disallowed_control, normalize_text
 
 ID_DOMAIN = b"ragproof.case-id/1\x00"
@@ -61,7 +62,7 @@ _STRING_FIELDS = frozenset(
     {"id", "kind", "question", "expected_answer", "adversarial_payload", "canary"}
     | {"question_type", "split", "review_status"}
 )
-_STRING_LIST_FIELDS = frozenset({"expected_source_ids", "reference_contexts", "tags"})
+STRING_LIST_FIELDS = frozenset({"expected_source_ids", "reference_contexts", "tags"})
 # Fields that do not identify a case's content: a derived id must not change when
 # a case is reviewed or assigned to a split.
 _NOT_IN_DERIVED_ID = frozenset({"id", "split", "review_status"})
@@ -85,6 +86,15 @@ class RecordError(ValueError):
         self.reason = reason
         self.hint = hint
         self.exc_type = exc_type
+
+
+class UnknownFieldError(RecordError):
+    """A record key that is not a case field (worded for JSON; the loader rewords CSV)."""
+
+    def __init__(self, name: str) -> None:
+        reason, hint = unknown_field(name, FIELDS, csv=False)
+        super().__init__(reason, hint=hint)
+        self.field = name
 
 
 def _check_controls(text: str, where: str) -> None:
@@ -200,12 +210,13 @@ def _string_list(value: Any, field: str) -> Any:
         for i, item in enumerate(value):
             if not isinstance(item, str):
                 raise RecordError(
-                    f"{field}[{i}] is a {type(item).__name__}, not a string",
-                    hint=f"make every entry of {field} a string",
+                    f"field '{field}[{i}]': expected a string, got {json_type(item)}",
+                    hint=f"make every entry of '{field}' a string",
                 )
             out.append(_string(item, f"{field}[{i}]"))
         return out
-    return value
+    reason, hint = list_expected(field, value)
+    raise RecordError(reason, hint=hint)
 
 
 def _history(value: Any) -> Any:
@@ -289,7 +300,7 @@ def _field_specs(defaults: Mapping[str, Any]) -> dict[str, tuple[int, Any]]:
     for key, default in defaults.items():
         if key in _STRING_FIELDS:
             kind = _STR
-        elif key in _STRING_LIST_FIELDS:
+        elif key in STRING_LIST_FIELDS:
             kind = _LIST
         elif key == "metadata":
             kind = _META
@@ -318,12 +329,7 @@ def normalize_record(raw: Mapping[str, Any], *, schema_version: int = 2) -> dict
     for key, value in raw.items():
         spec = specs.get(key) if type(key) is str else None
         if spec is None:
-            name = key[:40] if isinstance(key, str) else type(key).__name__
-            raise RecordError(
-                f"unknown field '{name}'",
-                hint="remove it, or rename the source field with a DatasetFieldMap "
-                "(free-form values belong in 'metadata')",
-            )
+            raise UnknownFieldError(key if isinstance(key, str) else type(key).__name__)
         kind, default = spec
         if kind == _STR:
             # Printable ASCII without outer whitespace is already canonical; strip()

@@ -1,4 +1,4 @@
-"""Deterministic split assignment (PRODUCT.md §2).
+"""Deterministic split assignment (docs/datasets.md, "Splits").
 
 bucket = first 8 bytes of sha256(``<seed>`` NUL ``<group value or id>``) / 2^64,
 compared with the cumulative ratios of optimize, validation, test.

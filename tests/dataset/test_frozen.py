@@ -57,16 +57,33 @@ def test_format_and_hash_are_exactly_as_documented(frozen: Path) -> None:
     assert frozen.name == "cases.frozen.json"
     text = frozen.read_text(encoding="utf-8")
     doc = json.loads(text)
-    assert list(doc) == ["format", "schema_version", "sha256", "cases"]
-    assert doc["format"] == FORMAT and doc["schema_version"] == SCHEMA_VERSION
+    assert list(doc) == ["format", "schema_version", "sha256", "cases", "digests"]
+    assert doc["format"] == FORMAT == "ragproof.dataset/2"
+    assert doc["schema_version"] == SCHEMA_VERSION
     assert [c["id"] for c in doc["cases"]] == ["q1", "u1", "i1", "c1"]
     canonical = json.dumps(
         doc["cases"], sort_keys=True, separators=(",", ":"), ensure_ascii=False
     ).encode("utf-8")
     assert doc["sha256"] == hashlib.sha256(b"ragproof.dataset/1\x00" + canonical).hexdigest()
-    # one case per line, between a header line and a closing line
+    # one digest per case: sha256 of the case domain, NUL and the case's canonical JSON
+    expected_digests = [
+        [
+            case["id"],
+            hashlib.sha256(
+                b"ragproof.case/1\x00"
+                + json.dumps(
+                    case, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+                ).encode("utf-8")
+            ).hexdigest(),
+        ]
+        for case in doc["cases"]
+    ]
+    assert doc["digests"] == expected_digests
+    # one case per line after a header line, then one digest per line
     lines = text.split("\n")
-    assert len(lines) == 2 + len(RECORDS) + 1 and lines[-1] == ""
+    assert len(lines) == 1 + len(RECORDS) + 1 + len(RECORDS) + 2 and lines[-1] == ""
+    assert lines[len(RECORDS) + 1] == '],"digests":['
+    assert lines[-2] == "]}"
     assert doc["cases"][2]["canary"] == "ZEBRA-7731"
 
 
@@ -112,7 +129,11 @@ def test_windows_line_endings_from_git_are_tolerated(frozen: Path) -> None:
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
-        ('"Who won in 1850?"', '"Who won in 1851?"', "do not match the stored sha256"),
+        (
+            '"Who won in 1850?"',
+            '"Who won in 1851?"',
+            r"differ from their digests \(changed: 'u1'\)",
+        ),
         ('"question_type":"out_of_scope"', '"question_type" :"out_of_scope"', "layout"),
         ('"q1"', '"q1 "', "not in canonical form"),
         ("\u00e9", "e\u0301", "not in canonical form"),
@@ -129,7 +150,7 @@ def test_modified_file_is_refused(frozen: Path, old: str, new: str, message: str
         from pytest_ragproof.dataset.canonical import canonical_json, dataset_hash, frozen_text
 
         jsons = [canonical_json(c) for c in doc["cases"]]
-        tampered = frozen_text(jsons, doc["schema_version"], dataset_hash(jsons))
+        tampered = frozen_text(jsons, doc["schema_version"], dataset_hash(jsons))  # new digests
     frozen.write_text(tampered, encoding="utf-8")
     with pytest.raises(FrozenDatasetModifiedError, match=message) as info:
         load_dataset(frozen)

@@ -37,7 +37,7 @@ def _error(write_jsonl: Callable[..., Path], bad: dict[str, Any]) -> DatasetErro
         (qa(expected_answer=f"{SECRET}\u2066"), "U+2066"),
         (qa(kind="essay"), "field 'kind'"),
         (qa(expected_source_ids=[]), "at least one expected_source_ids"),
-        (qa(expected_source_ids=[SECRET, 3]), "expected_source_ids[1] is a int"),
+        (qa(expected_source_ids=[SECRET, 3]), "'expected_source_ids[1]': expected a string"),
         (qa(tags=[SECRET, None]), "tags[1]"),
         (qa(split="train"), "field 'split'"),
         (qa(review_status="maybe"), "field 'review_status'"),
@@ -45,7 +45,7 @@ def _error(write_jsonl: Callable[..., Path], bad: dict[str, Any]) -> DatasetErro
         (qa(question_type="out_of_scope"), "out_of_scope belongs to kind unanswerable"),
         (qa(question_type="conversational"), "needs a conversation_history"),
         (qa(secret_field=SECRET), "unknown field 'secret_field'"),
-        (qa(metadata=[SECRET]), "metadata must be a JSON object"),
+        (qa(metadata=[SECRET]), "field 'metadata': expected an object, got an array"),
         (qa(metadata={"k": {"deep": 1e400}}), "NaN or Infinity"),
         (qa(synthetic="yes"), "field 'synthetic'"),
         (qa(expected_source_ids=["a", "a"]), "same id twice"),
@@ -74,6 +74,118 @@ def _error(write_jsonl: Callable[..., Path], bad: dict[str, Any]) -> DatasetErro
 def test_each_rule(write_jsonl: Callable[..., Path], bad: dict[str, Any], fragment: str) -> None:
     err = _error(write_jsonl, bad)
     assert fragment in str(err)
+
+
+@pytest.mark.parametrize(
+    ("bad", "text"),
+    [
+        (
+            qa(expected_sources=[SECRET]),
+            "unknown field 'expected_sources'; did you mean 'expected_source_ids'? "
+            "Fix: rename 'expected_sources' to 'expected_source_ids'",
+        ),
+        (
+            qa(answer=SECRET),
+            "unknown field 'answer'; did you mean 'expected_answer'? "
+            "Fix: rename 'answer' to 'expected_answer'",
+        ),
+        (
+            qa(colour=SECRET),
+            "unknown field 'colour'. Fix: remove 'colour', or move it into 'metadata' "
+            "(see the Datasets guide for the case schema)",
+        ),
+        (
+            qa(expected_source_ids=SECRET),
+            "field 'expected_source_ids': expected a list of strings, got a string. "
+            "Fix: make 'expected_source_ids' a JSON array of strings, "
+            'e.g. "expected_source_ids": ["…"]',
+        ),
+        (
+            qa(tags=None),
+            "field 'tags': expected a list of strings, got null. "
+            'Fix: make \'tags\' a JSON array of strings, e.g. "tags": ["…"]',
+        ),
+        (
+            qa(kind="essay"),
+            "field 'kind' must be 'qa', 'unanswerable' or 'injection' "
+            "[ValidationError:literal_error]. Fix: change 'kind' to one of them",
+        ),
+        (
+            {"id": "q", "kind": "qa", "expected_source_ids": ["a"]},
+            "missing field 'question' [ValidationError:missing]. Fix: add 'question' to the record",
+        ),
+        (
+            qa(question=12345),
+            "field 'question': expected a string, got a number [ValidationError:string_type]. "
+            "Fix: make 'question' a string",
+        ),
+        (
+            qa(synthetic=SECRET),
+            "field 'synthetic': expected true or false, got a string "
+            "[ValidationError:bool_type]. Fix: make 'synthetic' true or false",
+        ),
+        (
+            qa(conversation_history=SECRET),
+            'field \'conversation_history\': expected a list of {"role": …, "content": …} '
+            "objects, got a string [ValidationError:tuple_type]. Fix: make "
+            '\'conversation_history\' a list of {"role": …, "content": …} objects',
+        ),
+        (
+            qa(conversation_history=[{"role": "user", "contnt": SECRET}]),
+            "missing field 'conversation_history[0].content' [ValidationError:missing]. "
+            "Fix: add 'conversation_history[0].content' to the record",
+        ),
+        (
+            qa(
+                provenance={
+                    "document_id": "d",
+                    "model": "m",
+                    "prompt_version": "1",
+                    "generator_version": "1",
+                    "sede": 1,
+                }
+            ),
+            "missing field 'provenance.seed' [ValidationError:missing]. "
+            "Fix: add 'provenance.seed' to the record",
+        ),
+        (
+            qa(provenance=SECRET),
+            "field 'provenance': expected an object, got a string [ValidationError:model_type]. "
+            "Fix: make 'provenance' an object",
+        ),
+    ],
+)
+def test_errors_speak_the_language_of_the_file(
+    write_jsonl: Callable[..., Path], bad: dict[str, Any], text: str
+) -> None:
+    err = _error(write_jsonl, bad)
+    assert str(err) == f"{err.source}, record 2, line 2: {text}"
+    assert "docs/" not in str(err) and "DatasetFieldMap" not in str(err)
+    assert "valid tuple" not in str(err) and "Input should" not in str(err)
+
+
+def test_an_unknown_nested_field_gets_the_closest_nested_field(
+    write_jsonl: Callable[..., Path],
+) -> None:
+    turn = {"role": "user", "content": SECRET, "contnet": SECRET}
+    err = _error(write_jsonl, qa(conversation_history=[turn]))
+    assert str(err).endswith(
+        ": unknown field 'conversation_history[0].contnet'; did you mean 'content'? "
+        "[ValidationError:extra_forbidden]. Fix: rename 'contnet' to 'content'"
+    )
+
+
+def test_csv_unknown_column_names_the_field_map(tmp_path: Path) -> None:
+    path = tmp_path / "cases.csv"
+    path.write_text(f"Query,Kind,expected_sources\n{SECRET},qa,{SECRET}\n", encoding="utf-8")
+    fmap = DatasetFieldMap({"Query": "question", "Kind": "kind"})
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path, field_map=fmap)
+    assert str(info.value) == (
+        f"{path}, record 1, line 2: unknown column 'expected_sources'; did you mean "
+        "'expected_source_ids'? Fix: map it with --map 'expected_sources=expected_source_ids' "
+        "(a DatasetFieldMap in Python), or drop it with --ignore-column 'expected_sources'"
+    )
 
 
 def test_duplicate_id(write_jsonl: Callable[..., Path]) -> None:
@@ -172,7 +284,7 @@ def test_csv_unmapped_column_is_reported_not_dropped(tmp_path: Path) -> None:
     path = tmp_path / "cases.csv"
     path.write_text(f"Query,Kind,Notes\n{SECRET},unanswerable,x\n", encoding="utf-8")
     fmap = DatasetFieldMap({"Query": "question", "Kind": "kind"})
-    with pytest.raises(DatasetError, match="unknown field 'Notes'"):
+    with pytest.raises(DatasetError, match="unknown column 'Notes'"):
         load_dataset(path, field_map=fmap)
     kept = DatasetFieldMap({"Query": "question", "Kind": "kind", "Notes": "metadata.notes"})
     assert load_dataset(path, field_map=kept).cases[0].metadata == {"notes": "x"}

@@ -108,3 +108,40 @@ def test_file_names_with_control_characters_stay_on_one_row(
     (tmp_path / "two\nlines.txt").write_text("ok")
     assert main(["ingest", "--corpus", str(tmp_path)]) == 0
     assert "two\\nlines.txt" in capsys.readouterr().out
+
+
+def test_the_corpus_is_positional_like_the_other_commands(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "a.txt").write_text("Some text here.\n", encoding="utf-8")
+    assert main(["ingest", str(tmp_path)]) == 0
+    positional = capsys.readouterr().out
+    assert main(["ingest", "--corpus", str(tmp_path)]) == 0
+    assert capsys.readouterr().out == positional
+    assert f"corpus: {tmp_path}\n" in positional and "read: 1 document(s)" in positional
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ([], "one of the arguments PATH --corpus is required"),
+        (["a", "--corpus", "b"], "argument --corpus: not allowed with argument PATH"),
+    ],
+)
+def test_the_corpus_is_given_once(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["ingest", *argv])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage: ragproof ingest" in err and f"ragproof ingest: error: {message}" in err
+
+
+def test_version_prints_the_installed_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out == f"ragproof {version('pytest-ragproof')}\n"
