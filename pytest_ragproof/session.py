@@ -325,12 +325,26 @@ class RagproofRun:
             return
         if self.config.option.collectonly:
             return
+        self._note_stale_sources()
         facts = self.facts(session, exitstatus)
         self.outcome = outcome = decide(facts, self.cfg, self.baseline)
         if facts.records or facts.datasets:
             self.write_outputs(outcome)
         if outcome.gate_failures and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _note_stale_sources(self) -> None:
+        """A frozen dataset beside a same-stem JSONL with other cases: say so once."""
+        from pytest_ragproof.dataset.freeze import stale_message, stale_source
+
+        for path in self.selection.joined:
+            ds = self.datasets.get(path)
+            if ds is None or not ds.frozen:
+                continue
+            source = stale_source(path, ds)
+            if source is not None:
+                shown = _relpath(self.config, source)
+                self.notes.append(f"{path.name} differs from {source.name}: {stale_message(shown)}")
 
     def write_outputs(self, outcome: RunOutcome) -> None:
         results = outcome.document

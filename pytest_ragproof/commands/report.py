@@ -46,7 +46,7 @@ def only_kinds(results: dict[str, Any], kinds: set[str]) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_ragproof.dataset.freeze import write_atomic
+    from pytest_ragproof.fileio import write_atomic
     from pytest_ragproof.runner.exports import renderer
     from pytest_ragproof.runner.results import read_results
 

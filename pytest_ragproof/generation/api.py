@@ -100,8 +100,8 @@ class GenerationResult:
 
     def write(self, out: str | os.PathLike[str]) -> Path:
         """Write the JSONL review file and ``<out>.summary.json`` (atomically); return ``out``."""
-        from pytest_ragproof.dataset.freeze import write_atomic
         from pytest_ragproof.dataset.io import write_jsonl
+        from pytest_ragproof.fileio import write_atomic
 
         path = write_jsonl(self.cases, out)
         text = json.dumps(self.summary, indent=2, ensure_ascii=False) + "\n"

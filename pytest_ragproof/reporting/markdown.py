@@ -63,7 +63,13 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
 
 
 def _verdict(verdict: str, gated: bool = True) -> str:
-    icon = {"pass": "✅", "fail": "❌", "no data": "⚠️"}.get(verdict, "❌")
+    icon = {
+        "pass": "✅",
+        "fail": "❌",
+        "no data": "⚠️",
+        "no cases": "➖",
+        "not selected": "➖",
+    }.get(verdict, "❌")
     text = f"{icon} {_md(verdict)}"
     return text if gated else f"{text} (not gated)"
 
@@ -116,7 +122,14 @@ def _thresholds(results: Mapping[str, Any]) -> list[str]:
     if not rows:
         return []
     headers = ["pipeline", "selector", "metric", "threshold", "observed", "n", "verdict"]
-    return ["", "#### Thresholds", "", *_table(headers, rows)]
+    out = ["", "#### Thresholds", "", *_table(headers, rows)]
+    worst = [t for t in results.get("thresholds") or [] if t.get("worst")]
+    if worst:
+        out.extend(["", "Cases that pulled the failed aggregates down most:", ""])
+        for t in worst:
+            cases = ", ".join(f"{_code(cid)} {_num(value, '.3g')}" for cid, value in t["worst"])
+            out.append(f"- {_md(t.get('expression'))} {_code(t.get('pipeline'))}: {cases}")
+    return out
 
 
 def _aggregates(results: Mapping[str, Any]) -> list[str]:

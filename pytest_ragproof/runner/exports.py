@@ -42,7 +42,7 @@ def export_files(name: str, results: dict[str, Any], path: Path) -> list[tuple[P
 
 def write_export(name: str, results: dict[str, Any], path: Path) -> list[Path]:
     """Write the export ``name`` of ``results`` to ``path``; return the files written."""
-    from pytest_ragproof.dataset.freeze import write_atomic
+    from pytest_ragproof.fileio import write_atomic
 
     files = export_files(name, results, path)
     for target, text in files:

@@ -80,15 +80,17 @@ WORST_SHOWN = 5
 XFAIL_STATUSES = ("xfailed", "xpassed")
 
 
-def _worst(recs: Sequence[CaseRecord], metric: str, limit: int = WORST_SHOWN) -> list[list[Any]]:
-    """The ``limit`` cases with the worst values of ``metric`` (lowest when higher is better)."""
+def _worst(recs: Sequence[CaseRecord], t: Threshold, limit: int = WORST_SHOWN) -> list[list[Any]]:
+    """The cases that pulled a failed aggregate down most: the ``limit`` worst values of
+    the metric (lowest when higher is better) among the cases that miss the bound."""
     from pytest_ragproof.metrics import registry
 
+    metric = t.metric
     spec = registry.resolve(metric)
     scored = [
         (r.metrics[metric], r.id, r.kind)
         for r in recs
-        if r.status != "error" and metric in r.metrics
+        if r.status != "error" and metric in r.metrics and not t.check(r.metrics[metric])
     ]
 
     def badness(item: tuple[float, str, str]) -> tuple[float, str]:
@@ -123,7 +125,7 @@ def evaluate_aggregates(
                 verdict = "not selected" if narrowed and not recs else "no data"
             else:
                 verdict = "pass" if t.check(observed) else "fail"
-            worst = _worst(recs, t.metric) if verdict == "fail" else []
+            worst = _worst(recs, t) if verdict == "fail" else []
             out.append(
                 ThresholdResult(
                     t.expression,

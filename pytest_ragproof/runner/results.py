@@ -74,7 +74,7 @@ def dumps(results: dict[str, Any]) -> str:
 
 
 def write_results(results: dict[str, Any], path: Path) -> None:
-    from pytest_ragproof.dataset.freeze import write_atomic
+    from pytest_ragproof.fileio import write_atomic
 
     write_atomic(path, dumps(results))
 

@@ -236,20 +236,20 @@ def test_a_failed_gate_is_in_pytests_final_line(repo: pytest.Pytester, mode: lis
 
 
 def test_an_aggregate_failure_names_its_worst_cases(repo: pytest.Pytester, mode: list[str]) -> None:
+    behave(repo, {"qa-two": "wrong-sources"})
     result = _run(
         repo, mode, "--ragproof-aggregate-threshold=qa:precision@5>=0.5", "--ragproof-report=r.json"
     )
     assert result.ret == 1
     result.stdout.fnmatch_lines(
         [
-            "*ragproof gate FAILED: aggregate qa:precision@5>=0.5 [[]rag_pipeline[]]: mean = 0.3 "
-            "(expected >= 0.5, n=2); worst: qa-two 0.2, qa-good 0.4*"
+            "*ragproof gate FAILED: aggregate qa:precision@5>=0.5 [[]rag_pipeline[]]: mean = 0.1 "
+            "(expected >= 0.5, n=2); worst: qa-two 0, qa-good 0.2*"
         ]
     )
-    (row,) = [
-        r for r in load_json(repo.path / "r.json")["thresholds"] if r["metric"] == "precision@5"
-    ]
-    assert row["worst"] == [["qa-two", 0.2], ["qa-good", 0.4]]
+    rows = load_json(repo.path / "r.json")["thresholds"]
+    (row,) = [r for r in rows if r["metric"] == "precision@5"]
+    assert row["worst"] == [["qa-two", 0.0], ["qa-good", 0.2]]
 
 
 @pytest.mark.parametrize("how", ["option", "conftest"])
@@ -321,3 +321,37 @@ def test_every_inspectorraget_file_is_named(repo: pytest.Pytester, mode: list[st
         assert (repo.path / name).is_file()
     line = [ln for ln in result.stdout.lines if ln.startswith("inspectorraget written to")]
     assert len(line) == 1 and all(name in line[0] for name in names)
+
+
+def test_a_stale_frozen_dataset_is_noted_once(repo: pytest.Pytester) -> None:
+    import json
+
+    (repo.path / "cases.jsonl").write_text(
+        "".join(json.dumps(c) + "\n" for c in CASES[:2]), encoding="utf-8"
+    )
+    result = _run(repo, [])
+    assert result.ret == 0
+    line = (
+        "note: cases.frozen.json differs from cases.jsonl: the frozen file is stale: "
+        "run ragproof freeze cases.jsonl"
+    )
+    assert result.stdout.lines.count(line) == 1
+
+
+def test_markdown_and_html_show_no_cases_and_worst_cases(repo: pytest.Pytester) -> None:
+    behave(repo, {"qa-two": "wrong-sources"})
+    result = _run(
+        repo,
+        [],
+        "--ragproof-case-threshold=tag=nothing:hit@5>=1",
+        "--ragproof-aggregate-threshold=qa:precision@5>=0.5",
+        "--ragproof-markdown=summary.md",
+        "--ragproof-html=report.html",
+    )
+    assert result.ret == 1
+    md = (repo.path / "summary.md").read_text(encoding="utf-8")
+    row = "| `rag_pipeline` | tag=nothing | hit@5 | &gt;= 1 (case) | – | 0 | ➖ no cases (not gated) |"
+    assert row in md
+    assert "- qa:precision@5>=0.5 `rag_pipeline`: `qa-two` 0, `qa-good` 0.2" in md
+    html = (repo.path / "report.html").read_text(encoding="utf-8")
+    assert "no cases" in html
