@@ -206,7 +206,8 @@ class RagproofRun:
         if isinstance(outcome.error, PipelineSignatureError):
             # The same for every case: say it once and stop the run.
             item.session.shouldstop = "ragproof: the pipeline cannot take what ragproof passes"
-            pytest.fail(f"ragproof: {outcome.error}", pytrace=False)
+            fixture = self.cfg.pipeline_fixture
+            pytest.fail(f"ragproof: fixture '{fixture}': {outcome.error}", pytrace=False)
         if isinstance(outcome.error, NotCallableError):
             message = outcome.error.for_fixture(self.cfg.pipeline_fixture)
             pytest.fail(message, pytrace=False)  # our message; no traceback to show
@@ -330,7 +331,10 @@ class RagproofRun:
         self.outcome = outcome = decide(facts, self.cfg, self.baseline)
         if facts.records or facts.datasets:
             self.write_outputs(outcome)
-        if outcome.gate_failures and session.exitstatus == pytest.ExitCode.OK:
+        if any(r.error_type == "PipelineSignatureError" for r in facts.records):
+            # The pipeline cannot take what ragproof passes: a usage error, not a result.
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        elif outcome.gate_failures and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def _note_stale_sources(self) -> None:

@@ -87,7 +87,7 @@ def _signature_error(
     )
     if not positional and not var_positional:
         return PipelineSignatureError(
-            f"the pipeline {_name(pipeline)} has no positional parameter for the question; "
+            f"the pipeline '{_name(pipeline)}' has no positional parameter for the question; "
             f"{passes}. Fix: declare the question as its first parameter, e.g. "
             "def rag_pipeline(question, history=None)",
             (),
@@ -105,7 +105,7 @@ def _signature_error(
     names = ", ".join(f"'{n}'" for n in missing)
     plural = "s" if len(missing) > 1 else ""
     return PipelineSignatureError(
-        f"the pipeline {_name(pipeline)} requires the parameter{plural} {names}, which "
+        f"the pipeline '{_name(pipeline)}' requires the parameter{plural} {names}, which "
         f"ragproof never passes; {passes}. Fix: rename the conversation parameter to "
         "'history' (or take 'case' and read what you need from it), or give "
         f"{names} a default value",

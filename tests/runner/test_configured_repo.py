@@ -294,12 +294,15 @@ def test_a_pipeline_asking_for_chat_history_is_one_error(
         CONFTEST.replace("def pipeline(question, case):", "def pipeline(question, chat_history):")
     )
     result = _run(repo, mode, "cases.frozen.json")
-    assert result.ret == (2 if mode else 1)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
     out = result.stdout.str()
     # One failing case per process at most (each xdist worker meets it at its first case).
     assert out.count("requires the parameter 'chat_history'") <= (2 if mode else 1) * 2
     result.stdout.fnmatch_lines(
-        ["*ragproof: the pipeline * requires the parameter 'chat_history', which ragproof never*"]
+        [
+            "*ragproof: fixture 'rag_pipeline': the pipeline 'pipeline' requires the parameter "
+            "'chat_history', which ragproof never passes*"
+        ]
     )
     assert result.parseoutcomes().get("passed", 0) == 0
     assert result.parseoutcomes()["failed"] <= (2 if mode else 1)

@@ -39,7 +39,7 @@ def test_a_required_conversation_parameter_is_refused(name: str) -> None:
     error = _refusal(namespace["rag"])
     assert error.parameters == (name,)
     message = str(error)
-    assert f"the pipeline rag requires the parameter '{name}', which ragproof never passes" in (
+    assert f"the pipeline 'rag' requires the parameter '{name}', which ragproof never passes" in (
         message
     )
     assert "'history' (the case's conversation_history" in message
@@ -139,10 +139,10 @@ def test_the_message_names_a_fixture_closure_and_a_callable_object_plainly() -> 
 
         return pipeline
 
-    assert "the pipeline pipeline requires" in str(_refusal(rag_pipeline()))
+    assert "the pipeline 'pipeline' requires" in str(_refusal(rag_pipeline()))
 
     class Chain:
         def __call__(self, question: str, messages: list[Any]) -> str:
             return question
 
-    assert "the pipeline Chain requires the parameter 'messages'" in str(_refusal(Chain()))
+    assert "the pipeline 'Chain' requires the parameter 'messages'" in str(_refusal(Chain()))
