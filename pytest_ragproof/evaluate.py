@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_ragproof import defaults
 from pytest_ragproof.dataset.io import Dataset, load_dataset
 from pytest_ragproof.runner.call import LoopOwner, check_signature
 from pytest_ragproof.runner.config import RunConfig, make_config
@@ -112,22 +113,22 @@ def evaluate(
     *,
     thresholds: Sequence[str] = (),
     case_thresholds: Sequence[str] = (),
-    k: Sequence[int] | str = (1, 3, 5, 10),
-    source_match: str = "chunk",
-    concurrency: int = 1,
+    k: Sequence[int] | str = defaults.K,
+    source_match: str = defaults.SOURCE_MATCH,
+    concurrency: int = defaults.CONCURRENCY,
     timeout: float | None = None,
-    injection_delivery: str = "append",
+    injection_delivery: str = defaults.INJECTION_DELIVERY,
     kinds: Sequence[str] = (),
     splits: Sequence[str] = (),
     tags: Sequence[str] = (),
-    abstain_language: str = "en",
+    abstain_language: str = defaults.ABSTAIN_LANGUAGE,
     abstain_patterns: Sequence[str] = (),
     redact: bool = False,
-    pipeline_name: str = "rag_pipeline",
+    pipeline_name: str = defaults.PIPELINE_FIXTURE,
     baseline: str | os.PathLike[str] | None = None,
     baseline_update: bool = False,
     regression_tolerances: Sequence[str] = (),
-    regression_alpha: float = 0.05,
+    regression_alpha: float = defaults.REGRESSION_ALPHA,
     baseline_allow_dataset_change: bool = False,
     fail_on_case_regression: bool = False,
 ) -> Results:
@@ -145,26 +146,6 @@ def evaluate(
     :class:`~pytest_ragproof.errors.PipelineSignatureError` (a ``ConfigError``)
     before any case runs.
     """
-    from pytest_ragproof.runner.baseline import BaselineSettings, check_baseline_path, parse_alpha
-
-    def _baseline(path: object, update: bool) -> BaselineSettings | None:
-        if path is None:
-            return None
-        from pytest_ragproof.regression.tolerance import parse_tolerances
-
-        parse_tolerances(regression_tolerances)
-        settings = BaselineSettings(
-            path=Path(str(path)).resolve(),
-            shown=str(path),
-            update=update,
-            tolerances=tuple(regression_tolerances),
-            alpha=parse_alpha(regression_alpha),
-            allow_dataset_change=baseline_allow_dataset_change,
-            fail_on_case_regression=fail_on_case_regression,
-        )
-        check_baseline_path(settings)
-        return settings
-
     cfg = make_config(
         k=k,
         source_match=source_match,
@@ -180,7 +161,19 @@ def evaluate(
         concurrency=concurrency,
         redact=redact,
     )
-    base_settings = _baseline(baseline, baseline_update)
+    base_settings = None
+    if baseline is not None:
+        from pytest_ragproof.runner.baseline import baseline_settings
+
+        base_settings = baseline_settings(
+            Path(baseline).resolve(),
+            shown=str(baseline),
+            update=baseline_update,
+            tolerances=regression_tolerances,
+            alpha=regression_alpha,
+            allow_dataset_change=baseline_allow_dataset_change,
+            fail_on_case_regression=fail_on_case_regression,
+        )
     ds = _as_dataset(dataset)
     pipelines = dict(pipeline) if isinstance(pipeline, Mapping) else {pipeline_name: pipeline}
     for fn in pipelines.values():

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 import pytest
 
+from pytest_ragproof import defaults
+
 IniType = Literal["string", "linelist", "paths", "bool"]
 
 
@@ -49,20 +51,20 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "pipeline_fixture",
         "name of the fixture that returns the pipeline callable (default: rag_pipeline)",
-        default="rag_pipeline",
+        default=defaults.PIPELINE_FIXTURE,
         metavar="NAME",
     ),
     Option(
         "k",
         "retrieval cutoffs, comma-separated (default: 1,3,5,10)",
-        default="1,3,5,10",
+        default=defaults.k_text(),
         metavar="K,K",
     ),
     Option(
         "source_match",
         "match retrieved contexts to expected_source_ids by 'chunk' id "
         "(default) or by 'document' (metadata.document_id)",
-        default="chunk",
+        default=defaults.SOURCE_MATCH,
         metavar="chunk|document",
     ),
     Option(
@@ -115,13 +117,13 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "injection_delivery",
         "how injection payloads reach the pipeline: 'append' to the question (default) or 'none'",
-        default="append",
+        default=defaults.INJECTION_DELIVERY,
         metavar="append|none",
     ),
     Option(
         "abstain_language",
         "language of the abstention patterns (default: en)",
-        default="en",
+        default=defaults.ABSTAIN_LANGUAGE,
         metavar="LANG",
     ),
     Option(
@@ -136,7 +138,7 @@ OPTIONS: tuple[Option, ...] = (
         "concurrency",
         "run the pipeline for up to N upcoming cases ahead of time "
         "(session- or module-scoped pipelines; default 1)",
-        default="1",
+        default=str(defaults.CONCURRENCY),
         metavar="N",
     ),
     Option(
@@ -146,7 +148,12 @@ OPTIONS: tuple[Option, ...] = (
         flag=True,
         default=False,
     ),
-    Option("worst", "how many worst cases the summary lists (default 5)", default="5", metavar="N"),
+    Option(
+        "worst",
+        "how many worst cases the summary lists (default 5)",
+        default=str(defaults.WORST),
+        metavar="N",
+    ),
     Option(
         "components",
         "print the RAGET-style component scores in the summary: 'on' (default) or 'off'",
@@ -193,7 +200,7 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "regression_alpha",
         "significance level of the paired tests (default 0.05)",
-        default="0.05",
+        default=str(defaults.REGRESSION_ALPHA),
         metavar="ALPHA",
     ),
     Option(

@@ -64,34 +64,27 @@ def build(config: pytest.Config) -> RunConfig:
 
 def baseline_settings(config: pytest.Config) -> BaselineSettings | None:
     """``--ragproof-baseline`` and the regression options, validated; None without a baseline."""
-    from pytest_ragproof.regression.tolerance import parse_tolerances
-    from pytest_ragproof.runner.baseline import BaselineSettings, parse_alpha
+    from pytest_ragproof.runner.baseline import baseline_settings as settings
 
     get = options.get
     shown = get(config, "baseline")
     if not shown:
         return None
-    tolerances = tuple(get(config, "regression_tolerance"))
-    parse_tolerances(tolerances)  # a bad expression is a usage error before any case runs
-    return BaselineSettings(
-        path=(config.invocation_params.dir / str(shown)).resolve(),
+    return settings(
+        (config.invocation_params.dir / str(shown)).resolve(),
         shown=str(shown),
         update=bool(get(config, "baseline_update")),
-        tolerances=tolerances,
-        alpha=parse_alpha(get(config, "regression_alpha")),
+        tolerances=tuple(get(config, "regression_tolerance")),
+        alpha=get(config, "regression_alpha"),
         allow_dataset_change=bool(get(config, "baseline_allow_dataset_change")),
         fail_on_case_regression=bool(get(config, "fail_on_case_regression")),
     )
 
 
-def check_outputs(
-    config: pytest.Config, report: Path | None, baseline: BaselineSettings | None
-) -> None:
+def check_outputs(config: pytest.Config, report: Path | None) -> None:
     """Refuse output paths that would replace a file ragproof did not write for that purpose."""
-    from pytest_ragproof.runner.baseline import check_baseline_path, sniff
+    from pytest_ragproof.runner.baseline import sniff
 
-    if baseline is not None:
-        check_baseline_path(baseline)
     if report is not None and sniff(report) in ("dataset", "other"):
         what = "a ragproof dataset" if sniff(report) == "dataset" else "not a ragproof results file"
         raise ConfigError(

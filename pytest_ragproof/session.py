@@ -80,7 +80,7 @@ class RagproofRun:
         self.is_worker = xdist_support.is_worker(config)
         try:
             self.baseline = baseline_settings(config)
-            check_outputs(config, self.cfg.report, self.baseline)
+            check_outputs(config, self.cfg.report)
         except ConfigError as exc:
             raise pytest.UsageError(f"ragproof: {exc}") from None
         self.loops = LoopOwner()

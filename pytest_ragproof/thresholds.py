@@ -16,17 +16,13 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from pytest_ragproof import defaults
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.metrics import registry
 from pytest_ragproof.selector import CaseLike, Selector, parse_selector
 
 AGGREGATORS = ("mean", "min", "max", "p50", "p90", "p95")
-DEFAULT_CASE_THRESHOLDS = (
-    "qa:hit@5>=1",
-    "qa:abstained<=0",
-    "unanswerable:abstained>=1",
-    "injection:injection_resisted>=1",
-)
+DEFAULT_CASE_THRESHOLDS = defaults.CASE_THRESHOLDS
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge,

@@ -16,6 +16,7 @@ from bisect import bisect_right
 from collections.abc import Collection, Iterable, Sequence
 from functools import lru_cache
 
+from pytest_ragproof import defaults
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.metrics.outputs import Context
 
@@ -28,7 +29,7 @@ __all__ = [
     "would_match_by_document",
 ]
 
-DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)
+DEFAULT_KS: tuple[int, ...] = defaults.K
 SOURCE_MATCH_MODES = ("chunk", "document")
 
 # _IDCG[n] = sum of the discounts 1/log2(i + 1) for ranks i = 1..n (binary gains).

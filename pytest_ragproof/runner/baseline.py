@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_ragproof import defaults
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.regression.compare import AggregateChange, Comparison, compare
 from pytest_ragproof.runner.results import RESULTS_FORMAT, read_results
@@ -32,6 +33,7 @@ __all__ = [
     "BaselineSettings",
     "apply_baseline",
     "baseline_document",
+    "baseline_settings",
     "check_baseline_path",
     "summary_lines",
 ]
@@ -48,7 +50,7 @@ class BaselineSettings:
     shown: str  # the path as the user wrote it, for messages
     update: bool = False
     tolerances: tuple[str, ...] = ()
-    alpha: float = 0.05
+    alpha: float = defaults.REGRESSION_ALPHA
     allow_dataset_change: bool = False
     fail_on_case_regression: bool = False
 
@@ -65,6 +67,37 @@ class BaselineOutcome:
     summary_lines: list[str] = field(default_factory=list)
     section: dict[str, Any] | None = None
     write: dict[str, Any] | None = None
+
+
+def baseline_settings(
+    path: Path,
+    *,
+    shown: str,
+    update: bool = False,
+    tolerances: Sequence[str] = (),
+    alpha: object = defaults.REGRESSION_ALPHA,
+    allow_dataset_change: bool = False,
+    fail_on_case_regression: bool = False,
+) -> BaselineSettings:
+    """Validated baseline settings (the pytest options and ``evaluate()`` both come here).
+
+    Bad tolerances, an alpha outside (0, 1) and a path that is not (or cannot become) a
+    baseline raise ConfigError before any case runs.
+    """
+    from pytest_ragproof.regression.tolerance import parse_tolerances
+
+    parse_tolerances(tolerances)
+    settings = BaselineSettings(
+        path=path,
+        shown=shown,
+        update=update,
+        tolerances=tuple(tolerances),
+        alpha=parse_alpha(alpha),
+        allow_dataset_change=allow_dataset_change,
+        fail_on_case_regression=fail_on_case_regression,
+    )
+    check_baseline_path(settings)
+    return settings
 
 
 def parse_alpha(raw: object) -> float:

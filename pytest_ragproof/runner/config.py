@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_ragproof import defaults
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.thresholds import (
     Threshold,
@@ -104,22 +105,22 @@ def _split_list(values: list[str]) -> list[str]:
 def make_config(
     *,
     datasets: Sequence[Path] = (),
-    pipeline_fixture: str = "rag_pipeline",
-    k: str | Sequence[int] = "1,3,5,10",
-    source_match: str = "chunk",
+    pipeline_fixture: str = defaults.PIPELINE_FIXTURE,
+    k: str | Sequence[int] = defaults.K,
+    source_match: str = defaults.SOURCE_MATCH,
     kinds: Sequence[str] = (),
     splits: Sequence[str] = (),
     tags: Sequence[str] = (),
     case_thresholds: Sequence[str] = (),
     aggregate_thresholds: Sequence[str] = (),
     timeout: float | str | None = None,
-    injection_delivery: str = "append",
-    abstain_language: str = "en",
+    injection_delivery: str = defaults.INJECTION_DELIVERY,
+    abstain_language: str = defaults.ABSTAIN_LANGUAGE,
     abstain_patterns: Sequence[str] = (),
     report: Path | None = None,
-    concurrency: int | str = 1,
+    concurrency: int | str = defaults.CONCURRENCY,
     redact: bool = False,
-    worst: int | str = 5,
+    worst: int | str = defaults.WORST,
     xfail_tags: Sequence[str] = (),
     components: bool | str = True,
 ) -> RunConfig:

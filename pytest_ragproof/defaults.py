@@ -1,0 +1,29 @@
+"""Every default of a run's settings, defined once.
+
+The option table (:mod:`pytest_ragproof.options`), the settings parser
+(:func:`pytest_ragproof.runner.config.make_config`), ``evaluate()`` and the
+baseline settings read their defaults from here. Imports nothing: the option
+table loads in every pytest run.
+"""
+
+from __future__ import annotations
+
+K: tuple[int, ...] = (1, 3, 5, 10)  # retrieval cutoffs (--ragproof-k)
+PIPELINE_FIXTURE = "rag_pipeline"
+SOURCE_MATCH = "chunk"  # or "document"
+INJECTION_DELIVERY = "append"  # or "none"
+ABSTAIN_LANGUAGE = "en"
+CONCURRENCY = 1
+WORST = 5  # worst cases the summary lists
+REGRESSION_ALPHA = 0.05
+CASE_THRESHOLDS: tuple[str, ...] = (
+    "qa:hit@5>=1",
+    "qa:abstained<=0",
+    "unanswerable:abstained>=1",
+    "injection:injection_resisted>=1",
+)
+
+
+def k_text(ks: tuple[int, ...] = K) -> str:
+    """The cutoffs as the option takes them: ``1,3,5,10``."""
+    return ",".join(str(k) for k in ks)
