@@ -1,37 +1,36 @@
-"""Collection: a dataset file becomes a collector with one test item per case."""
+"""Collection: a dataset file becomes a collector with one test item per case.
+
+One-way: the run (:mod:`pytest_ragproof.session`) makes each :class:`DatasetFile`
+and hands itself over; this module imports nothing of the run.
+"""
 
 from __future__ import annotations
 
 import inspect
 import types
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pytest
 
 if TYPE_CHECKING:
+    from pytest_ragproof.dataset.io import Dataset
     from pytest_ragproof.dataset.models import Case
-    from pytest_ragproof.session import RagproofRun
+    from pytest_ragproof.runner.config import RunConfig
 
 
-@dataclass(frozen=True)
-class CaseRef:
-    """What a ragproof test item evaluates: a case, for a pipeline, from a dataset file."""
+class Run(Protocol):
+    """What collection needs from the run (the run hands itself to each DatasetFile)."""
 
-    case: Case
-    pipeline: str
-    dataset: Path
-    origin: str = "dataset"  # "dataset" (a dataset file's item) or "marker" (@pytest.mark.rag)
+    @property
+    def cfg(self) -> RunConfig: ...
 
+    def dataset(self, path: Path) -> Dataset: ...
 
-CASE_KEY = pytest.StashKey[CaseRef]()
+    def run_case(self, item: CaseItem, pipeline: Any) -> None: ...
 
-
-def case_ref(item: pytest.Item) -> CaseRef | None:
-    """The case of a ragproof item (dataset item or ``@pytest.mark.rag`` test), else None."""
-    return item.stash.get(CASE_KEY, None)
+    def attach(self, item: pytest.Item, case: Case, dataset: Path) -> None: ...
 
 
 class CaseItem(pytest.Function):
@@ -58,7 +57,7 @@ def hide_unless_failed(excinfo: pytest.ExceptionInfo[BaseException]) -> bool:
     return not excinfo.errisinstance(pytest.fail.Exception)
 
 
-def _make_runner(run: RagproofRun, fixture_name: str) -> Callable[..., None]:
+def _make_runner(run: Run, fixture_name: str) -> Callable[..., None]:
     def ragproof_case(**kwargs: Any) -> None:
         __tracebackhide__ = hide_unless_failed
         item = kwargs["request"].node
@@ -110,9 +109,11 @@ class DatasetFile(pytest.Module):
     def _getobj(self) -> types.ModuleType:
         return types.ModuleType(f"ragproof_dataset_{self.path.stem.replace('.', '_')}")
 
+    run: Run  # set by the run that made this collector
+
     def collect(self) -> Iterator[pytest.Item]:
-        run = self.config.stash[RUN_KEY]
-        dataset = run.datasets[self.path.resolve()]
+        run = self.run
+        dataset = run.dataset(self.path.resolve())
         fixture = run.cfg.pipeline_fixture
         cases = sorted(run.cfg.population(dataset.cases), key=lambda c: c.id)
         # One runner function and one fixture closure serve every case of the file,
@@ -128,7 +129,7 @@ class DatasetFile(pytest.Module):
             info = item._fixtureinfo
             item.case = case
             item.pipeline_name = fixture
-            item.stash[CASE_KEY] = CaseRef(case, fixture, self.path.resolve())
+            run.attach(item, case, self.path.resolve())
             for mark in marks.get(case.kind) or marks.setdefault(case.kind, _marks(case.kind)):
                 item.add_marker(mark)
             if xfail_tags:
@@ -136,4 +137,3 @@ class DatasetFile(pytest.Module):
             yield item
 
 
-RUN_KEY = pytest.StashKey["RagproofRun"]()

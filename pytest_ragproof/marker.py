@@ -23,27 +23,17 @@ from typing import Any
 
 import pytest
 
-from pytest_ragproof.collect import (
-    CASE_KEY,
-    RUN_KEY,
-    CaseRef,
-    add_xfail,
-    case_ref,
-    hide_unless_failed,
-)
+from pytest_ragproof.collect import add_xfail, hide_unless_failed
 from pytest_ragproof.runner.call import PipelineTimeout, run_sync
 from pytest_ragproof.runner.execute import Outcome
-from pytest_ragproof.session import RECORD_KEY, RagproofRun
-
-
-def get_run(config: pytest.Config) -> RagproofRun:
-    """The run object, created on first use when no dataset option activated it."""
-    run = config.stash.get(RUN_KEY, None)
-    if run is None:
-        run = RagproofRun(config)
-        config.stash[RUN_KEY] = run
-        config.pluginmanager.register(run, "ragproof-run")
-    return run
+from pytest_ragproof.session import (
+    CASE_KEY,
+    RECORD_KEY,
+    CaseRef,
+    RagproofRun,
+    case_ref,
+    get_run,
+)
 
 
 def _dataset_paths(metafunc: pytest.Metafunc, marker: pytest.Mark, run: RagproofRun) -> list[Path]:

@@ -29,7 +29,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"ragproof_{kind}: a ragproof case of kind {kind}")
     options.check_usage(config)
     if options.datasets_configured(config):
-        from pytest_ragproof.marker import get_run
+        from pytest_ragproof.session import get_run
 
         get_run(config)
     elif hasattr(config, "pluginmanager") and not hasattr(config, "workerinput"):
@@ -46,8 +46,7 @@ class _LateRun:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if getattr(report, "ragproof", None) is None:
             return
-        from pytest_ragproof.collect import RUN_KEY
-        from pytest_ragproof.marker import get_run
+        from pytest_ragproof.session import RUN_KEY, get_run
 
         if RUN_KEY not in self.config.stash:
             get_run(self.config).pytest_runtest_logreport(report)

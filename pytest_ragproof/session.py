@@ -9,14 +9,16 @@ test reports), decides the aggregate gate and the exit code in
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_ragproof import options, xdist_support
-from pytest_ragproof.collect import CaseItem, DatasetFile, case_ref
+from pytest_ragproof.collect import CaseItem, DatasetFile
 from pytest_ragproof.dataset.io import Dataset, load_dataset
+from pytest_ragproof.dataset.models import Case
 from pytest_ragproof.errors import (
     ConfigError,
     DatasetError,
@@ -35,6 +37,35 @@ from pytest_ragproof.runner.verdict import DatasetFacts, RunFacts, RunOutcome, d
 from pytest_ragproof.selection import add_collection_args, select_datasets
 
 RECORD_KEY = pytest.StashKey[CaseRecord]()
+
+
+@dataclass(frozen=True)
+class CaseRef:
+    """What a ragproof test item evaluates: a case, for a pipeline, from a dataset file."""
+
+    case: Case
+    pipeline: str
+    dataset: Path
+    origin: str = "dataset"  # "dataset" (a dataset file's item) or "marker" (@pytest.mark.rag)
+
+
+CASE_KEY = pytest.StashKey[CaseRef]()
+RUN_KEY = pytest.StashKey["RagproofRun"]()
+
+
+def case_ref(item: pytest.Item) -> CaseRef | None:
+    """The case of a ragproof item (dataset item or ``@pytest.mark.rag`` test), else None."""
+    return item.stash.get(CASE_KEY, None)
+
+
+def get_run(config: pytest.Config) -> RagproofRun:
+    """The run object, created on first use when no dataset option activated it."""
+    run = config.stash.get(RUN_KEY, None)
+    if run is None:
+        run = RagproofRun(config)
+        config.stash[RUN_KEY] = run
+        config.pluginmanager.register(run, "ragproof-run")
+    return run
 
 
 def _fixture_scope(item: pytest.Item, name: str) -> str:
@@ -137,7 +168,9 @@ class RagproofRun:
     # -- collection ---------------------------------------------------------
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Any:
         if self.collect_paths and file_path.resolve() in self.collect_paths:
-            return DatasetFile.from_parent(parent, path=file_path)
+            node: DatasetFile = DatasetFile.from_parent(parent, path=file_path)
+            node.run = self
+            return node
         return None
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
@@ -170,6 +203,10 @@ class RagproofRun:
         self.expected.update(info["expected"])
         self.selected = (self.selected or set()) | set(info["selected"])
         self.notes.extend(n for n in info.get("notes", []) if n not in self.notes)
+
+    def attach(self, item: pytest.Item, case: Case, dataset: Path) -> None:
+        """A dataset file's item for ``case``: what it evaluates, for the run's fixture."""
+        item.stash[CASE_KEY] = CaseRef(case, self.cfg.pipeline_fixture, dataset)
 
     # -- running ------------------------------------------------------------
     def new_record(self, item: pytest.Item) -> CaseRecord:
