@@ -25,12 +25,12 @@ from pytest_ragproof.errors import (
     FrozenDatasetModifiedError,
     PipelineSignatureError,
 )
+from pytest_ragproof.lookahead import LookAhead
 from pytest_ragproof.run_settings import baseline_settings, build, check_outputs
 from pytest_ragproof.runner.call import LoopOwner, NotCallableError
 from pytest_ragproof.runner.config import RunConfig
 from pytest_ragproof.runner.execute import Outcome, call_case, finish_case
 from pytest_ragproof.runner.exports import EXPORTERS, write_export
-from pytest_ragproof.runner.prefetch import Prefetcher
 from pytest_ragproof.runner.record import CaseRecord
 from pytest_ragproof.runner.results import write_results
 from pytest_ragproof.runner.verdict import DatasetFacts, RunFacts, RunOutcome, decide
@@ -66,13 +66,6 @@ def get_run(config: pytest.Config) -> RagproofRun:
         config.stash[RUN_KEY] = run
         config.pluginmanager.register(run, "ragproof-run")
     return run
-
-
-def _fixture_scope(item: pytest.Item, name: str) -> str:
-    """Scope of the pipeline fixture as resolved for this item ('function' if unknown)."""
-    info = getattr(item, "_fixtureinfo", None)
-    defs = getattr(info, "name2fixturedefs", {}).get(name) if info is not None else None
-    return str(defs[-1].scope) if defs else "function"
 
 
 @functools.lru_cache(maxsize=256)
@@ -132,9 +125,7 @@ class RagproofRun:
         self.skipped: set[str] = set()
         self.notes: list[str] = []
         self.marker_ids: set[str] = set()  # marker-mode items (their population is collected)
-        self.prefetcher: Prefetcher | None = None
-        self._prefetch_scope = "session"
-        self._concurrency_warned = False
+        self.ahead = LookAhead(self.cfg, self.notes)
         self.written: list[str] = []
         self.outcome: RunOutcome | None = None
         self._add_dataset_args()
@@ -223,11 +214,11 @@ class RagproofRun:
         __tracebackhide__ = True
         record = self.new_record(item)
         item.stash[RECORD_KEY] = record
-        prefetcher = self._prefetcher_for(item)
+        prefetcher = self.ahead.prefetcher_for(item)
         if prefetcher is None:
             outcome = call_case(pipeline, item.case, self.cfg, self.loops)
         else:
-            prefetcher.submit(self._upcoming(item, prefetcher.n), pipeline)
+            prefetcher.submit(self.ahead.upcoming(item, prefetcher.n), pipeline)
             outcome = prefetcher.outcome(item.nodeid)
         self.conclude(item, record, outcome)
 
@@ -252,40 +243,6 @@ class RagproofRun:
             raise outcome.error  # the user's exception, shown as usual
         if verdict.message is not None:
             pytest.fail(verdict.message, pytrace=False)
-
-    # -- concurrency (--ragproof-concurrency) -------------------------------
-    def _prefetcher_for(self, item: CaseItem) -> Prefetcher | None:
-        n = self.cfg.concurrency
-        if n <= 1:
-            return None
-        scope = _fixture_scope(item, self.cfg.pipeline_fixture)
-        if scope not in ("session", "module", "package"):
-            if not self._concurrency_warned:
-                self._concurrency_warned = True
-                self.notes.append(
-                    f"--ragproof-concurrency={n} did not apply: the fixture "
-                    f"'{self.cfg.pipeline_fixture}' is {scope}-scoped, so each case gets a new "
-                    "pipeline and cases cannot run ahead; make it session- or module-scoped"
-                )
-            return None
-        if self.prefetcher is None:
-            self.prefetcher = Prefetcher(self.cfg, n)
-        self._prefetch_scope = scope
-        return self.prefetcher
-
-    def _upcoming(self, item: CaseItem, n: int) -> list[tuple[str, Any]]:
-        """The current item and the next case items this process will run (at most n)."""
-        order = xdist_support.run_order(item)
-        out: list[tuple[str, Any]] = [(item.nodeid, item.case)]
-        for other in order:
-            if len(out) >= n:
-                break
-            if other is item or not isinstance(other, CaseItem):
-                continue
-            if self._prefetch_scope == "module" and other.parent is not item.parent:
-                break
-            out.append((other.nodeid, other.case))
-        return out
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
@@ -349,8 +306,7 @@ class RagproofRun:
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.loops.close()
-        if self.prefetcher is not None:
-            self.prefetcher.close(self.cfg.timeout or 5.0)
+        self.ahead.close()
         if self.is_worker:
             xdist_support.send_to_controller(
                 self.config,
