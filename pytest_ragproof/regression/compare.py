@@ -36,7 +36,13 @@ from typing import Any
 
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.metrics import registry
-from pytest_ragproof.regression.stats import PairedTest, is_binary, paired_test
+from pytest_ragproof.regression.stats import (
+    PairedTest,
+    is_binary,
+    min_pairs,
+    paired_test,
+    too_few_pairs,
+)
 from pytest_ragproof.regression.tolerance import Tolerance, parse_tolerances, tolerance_for
 from pytest_ragproof.runner.results import RESULTS_FORMAT
 from pytest_ragproof.selector import Selector
@@ -315,29 +321,6 @@ def _aggregate(
         verdict,
         verdict == "regression",
         note,
-    )
-
-
-def min_pairs(alpha: float) -> int:
-    """The fewest informative pairs with which an exact two-sided test can reach p < alpha.
-
-    All n pairs moving one way give the smallest p either test can give, 2 / 2**n.
-    """
-    n = 1
-    while 2 / 2**n >= alpha:
-        n += 1
-    return n
-
-
-def too_few_pairs(test: PairedTest, needed: int, alpha: float) -> str:
-    if test.method == "mcnemar-exact":
-        return (
-            f"too few discordant pairs to test: {test.n}; exact McNemar needs at least "
-            f"{needed} in one direction for p < {alpha:g}"
-        )
-    return (
-        f"too few changed cases to test: {test.n}; the Wilcoxon signed-rank test needs at "
-        f"least {needed} moving one way for p < {alpha:g}"
     )
 
 

@@ -44,7 +44,9 @@ __all__ = [
     "PairedTest",
     "is_binary",
     "mcnemar_exact",
+    "min_pairs",
     "paired_test",
+    "too_few_pairs",
     "wilcoxon_signed_rank",
 ]
 
@@ -158,3 +160,26 @@ def paired_test(differences: Sequence[float], *, binary: bool) -> PairedTest:
         better = sum(1 for d in differences if d > 0)
         return mcnemar_exact(worse, better)
     return wilcoxon_signed_rank(differences)
+
+
+def min_pairs(alpha: float) -> int:
+    """The fewest informative pairs with which an exact two-sided test can reach p < alpha.
+
+    All n pairs moving one way give the smallest p either test can give, 2 / 2**n.
+    """
+    n = 1
+    while 2 / 2**n >= alpha:
+        n += 1
+    return n
+
+
+def too_few_pairs(test: PairedTest, needed: int, alpha: float) -> str:
+    if test.method == "mcnemar-exact":
+        return (
+            f"too few discordant pairs to test: {test.n}; exact McNemar needs at least "
+            f"{needed} in one direction for p < {alpha:g}"
+        )
+    return (
+        f"too few changed cases to test: {test.n}; the Wilcoxon signed-rank test needs at "
+        f"least {needed} moving one way for p < {alpha:g}"
+    )

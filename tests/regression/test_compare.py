@@ -12,8 +12,7 @@ import pytest
 
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.regression import Comparison, compare
-from pytest_ragproof.regression.compare import min_pairs
-from pytest_ragproof.regression.stats import mcnemar_exact
+from pytest_ragproof.regression.stats import mcnemar_exact, min_pairs
 from tests.regression.factory import SHA_A, SHA_B, case, results, threshold
 
 
