@@ -1,7 +1,7 @@
 """The pytest runner's performance figures, as ratios measured in one run.
 
 1. startup: `pytest --co` of a one-test project with the plugin installed and
-   unused vs the same with `-p no:ragproof` (interleaved runs, medians; limit 1.10),
+   unused vs the same with `-p no:ragproof` (interleaved runs, CPU time; limit 1.10),
    and which heavy modules an in-process `pytest.main` imported (must be none).
 2. overhead, the realistic case: 5,000 qa cases with an expected answer and
    expected source ids, and a session-scoped pipeline returning an answer and five
@@ -10,10 +10,12 @@
    vs a plain `@pytest.mark.parametrize` over as many ids whose body does what
    a hand-written test does before its own checks: look the question up and call
    the same pipeline fixture (same outputs). The plain side scores nothing, so the
-   ratio is what ragproof adds (limit 1.5). Then the per-case split: wall time per
-   case of each side, and ragproof's own per-case work timed in-process (record,
-   pipeline call, scoring, report round trip, end of run); the rest of the
-   difference is pytest's work for ragproof's items.
+   ratio is what ragproof adds (limit 1.5, on the child processes' CPU time: wall
+   time on a shared machine measures the neighbours too; it is printed beside).
+   Then the per-case split: wall and CPU time per case of each side, and
+   ragproof's own per-case work timed in-process (load, record, pipeline call,
+   scoring, report round trip, end of run); the rest of the difference is
+   pytest's work for ragproof's items.
 3. concurrency: 200 cases whose pipeline sleeps 100 ms, `--ragproof-concurrency=16`
    vs 1, for a sync and an async pipeline (limit 0.2).
 
@@ -314,15 +316,8 @@ def overhead(tmp: Path, rounds: int, limits: Limits, n: int = 5000) -> None:
     print(report(f"{name}, wall time", wall, 1.5))
     limits.check(f"{name}, CPU time", cpu, 1.5)
     # Best of three in-process passes: the least disturbed by the machine's other load.
-    passes = [ragproof_work(proj / "cases.frozen.json", tmp / "pipeline_outputs.json")]
-    passes += (
-        [passes[0]]
-        if rounds == 1
-        else [
-            ragproof_work(proj / "cases.frozen.json", tmp / "pipeline_outputs.json")
-            for _ in range(2)
-        ]
-    )
+    frozen, table = proj / "cases.frozen.json", tmp / "pipeline_outputs.json"
+    passes = [ragproof_work(frozen, table) for _ in range(1 if rounds == 1 else 3)]
     work = {stage: min(p[stage] for p in passes) for stage in passes[0]}
     own = sum(work.values()) * 1e6
     us = {
