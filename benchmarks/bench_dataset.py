@@ -4,8 +4,10 @@ Floors (issue 2):
 - freeze: ``json.loads`` per line + canonical ``json.dumps`` + sha256; limit 2x.
 - load a frozen file: ``json.load`` + canonical dumps + hash; limit 2.5x.
 Peak memory of loading is measured in a child process (ru_maxrss).
+Exits 1 when a figure is over its limit; ``--quick`` (2,000 cases, one round)
+checks only that the script runs.
 
-Run: python benchmarks/bench_dataset.py [--cases N] [--rounds R]
+Run: python benchmarks/bench_dataset.py [--cases N] [--rounds R] [--quick]
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._common import compare, report
+from benchmarks._common import Limits, add_quick, compare, report
 from pytest_ragproof.dataset.freeze import freeze
 from pytest_ragproof.dataset.io import load_dataset
 from pytest_ragproof.fileio import paused_gc
@@ -101,7 +103,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cases", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3)
+    add_quick(parser)
     args = parser.parse_args()
+    if args.quick:
+        args.cases, args.rounds = 2000, 1
+    limits = Limits(quick=args.quick)
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "cases.jsonl"
         with src.open("w", encoding="utf-8") as fh:
@@ -111,9 +117,9 @@ def main() -> int:
         size_mb = src.stat().st_size / 1e6
         print(f"{args.cases} cases, {size_mb:.1f} MB JSONL")
         c = compare(lambda: floor_freeze(src), lambda: freeze(src, out), rounds=args.rounds)
-        print(report("freeze", c, 2.0))
+        limits.check("freeze", c, 2.0)
         c = compare(lambda: floor_load(out), lambda: load_dataset(out), rounds=args.rounds)
-        print(report("load frozen", c, 2.5))
+        limits.check("load frozen", c, 2.5)
         # ragproof pauses the cyclic collector while it loads; for the record, the
         # same floors with the collector paused too (not a limit of the issue).
         c = compare(lambda: paused(floor_freeze, src), lambda: freeze(src, out), rounds=1)
@@ -125,7 +131,7 @@ def main() -> int:
             f"peak RSS loading the frozen file (child process): {peak_rss_mb(out):.0f} MB "
             f"(frozen file {out.stat().st_size / 1e6:.1f} MB; this process {base_rss:.0f} MB)"
         )
-    return 0
+    return limits.exit_status()
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Benchmark of ``generate`` against the stub server answering in 200 ms.
 
-    python benchmarks/bench_generate.py
+    python benchmarks/bench_generate.py [--quick]
 
 One run needs 64 model calls (32 generation requests of one item each, 32
 verifications). It is timed at ``--concurrency 1`` and ``--concurrency 8``, from
@@ -9,10 +9,13 @@ the first request the stub receives to its last response; the limit is
 fully cached re-run is timed too. The fake model of the tests answers by request
 content, so every call does real work: the chains, verification, dedup and
 assembly all run. litellm is imported and one call made before timing starts.
+Exits 1 when the figure is over its limit; ``--quick`` (6 cases at 20 ms)
+checks only that the script runs.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import tempfile
@@ -23,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(REPO))
 
-from benchmarks._common import Comparison, report  # noqa: E402
+from benchmarks._common import Comparison, Limits, add_quick  # noqa: E402
 from pytest_ragproof.generation import (  # noqa: E402
     GenerationResult,
     GenerationSettings,
@@ -37,6 +40,8 @@ from tests.llm_stub import StubServer  # noqa: E402
 LATENCY_S = 0.2
 MODEL = "openai/bench-gen"
 SETTINGS = GenerationSettings(qa=24, unanswerable=4, injection=4, seed=0, items_per_request=1)
+QUICK_LATENCY_S = 0.02
+QUICK_SETTINGS = GenerationSettings(qa=4, unanswerable=1, injection=1, seed=0, items_per_request=1)
 TOPICS = ("refunds", "shipping", "routers", "modems", "invoices", "warranty", "accounts", "gifts")
 
 
@@ -52,13 +57,19 @@ def _corpus(root: Path) -> Path:
     return root
 
 
-def _run(corpus: Path, concurrency: int, cache: ResponseCache) -> tuple[float, GenerationResult]:
+def _run(
+    corpus: Path,
+    concurrency: int,
+    cache: ResponseCache,
+    settings: GenerationSettings = SETTINGS,
+    latency_s: float = LATENCY_S,
+) -> tuple[float, GenerationResult]:
     """Seconds from the stub's first request to its last response, and the result."""
     stub = StubServer().start()
-    stub.set_handler(FakeModel(latency_s=LATENCY_S))
+    stub.set_handler(FakeModel(latency_s=latency_s))
     try:
         config = LLMConfig(model=MODEL, api_base=stub.url, concurrency=concurrency, timeout_s=30)
-        result = generate(corpus, SETTINGS, client=LLMClient(config, cache))
+        result = generate(corpus, settings, client=LLMClient(config, cache))
         if result.shortfall:
             raise SystemExit(f"unexpected shortfall: {result.summary['discarded']}")
         if stub.first_request_at is None or stub.last_response_at is None:
@@ -81,20 +92,24 @@ def _warm_up(corpus: Path) -> None:
         stub.stop()
 
 
-def main() -> None:
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    add_quick(parser)
+    args = parser.parse_args()
+    settings, latency_s = (QUICK_SETTINGS, QUICK_LATENCY_S) if args.quick else (SETTINGS, LATENCY_S)
     # The openai client refuses to start without a key; the stub ignores it.
     os.environ.setdefault("OPENAI_API_KEY", "sk-bench-dummy")
     with tempfile.TemporaryDirectory() as tmp:
         corpus = _corpus(Path(tmp))
         _warm_up(corpus)
-        serial_s, serial = _run(corpus, 1, ResponseCache(enabled=False))
+        serial_s, serial = _run(corpus, 1, ResponseCache(enabled=False), settings, latency_s)
         cache = ResponseCache(Path(tmp) / "cache")
-        parallel_s, parallel = _run(corpus, 8, cache)
+        parallel_s, parallel = _run(corpus, 8, cache, settings, latency_s)
         start = time.perf_counter()
         stub = StubServer().start()  # answers nothing: a cached re-run must not call
         try:
             config = LLMConfig(model=MODEL, api_base=stub.url, concurrency=8)
-            cached = generate(corpus, SETTINGS, client=LLMClient(config, cache))
+            cached = generate(corpus, settings, client=LLMClient(config, cache))
         finally:
             stub.stop()
         cached_s = time.perf_counter() - start
@@ -103,8 +118,9 @@ def main() -> None:
 
     llm = serial.summary["llm"]
     written = serial.summary["written"]
-    print(f"stub latency {LATENCY_S * 1000:.0f} ms; {llm['calls']} calls per run; {written} cases")
-    print(report("concurrency 8 vs 1", Comparison(serial_s, parallel_s), 0.25))
+    print(f"stub latency {latency_s * 1000:.0f} ms; {llm['calls']} calls per run; {written} cases")
+    limits = Limits(quick=args.quick)
+    limits.check("concurrency 8 vs 1", Comparison(serial_s, parallel_s), 0.25)
     per_case = serial.summary["per_written_case"]
     tokens = llm["prompt_tokens"] + llm["completion_tokens"]
     print(
@@ -118,7 +134,8 @@ def main() -> None:
         f"{(est.prompt_tokens + est.completion_tokens) / written:.0f}"
     )
     print(f"fully cached re-run: {cached_s * 1000:.0f} ms, 0 requests")
+    return limits.exit_status()
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

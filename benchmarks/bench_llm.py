@@ -1,6 +1,6 @@
 """Benchmark of the LLM layer against the stub server at 200 ms per answer.
 
-    python benchmarks/bench_llm.py
+    python benchmarks/bench_llm.py [--quick]
 
 Measures, for 40 structured calls:
 - concurrency 8 vs concurrency 1 (limit 0.25x), wall time of the batch;
@@ -10,6 +10,8 @@ Measures, for 40 structured calls:
 
 The stub runs in its own process so its CPU time is not counted as the client's.
 litellm is imported (and one call made) before any timing starts.
+Exits 1 when a figure is over its limit; ``--quick`` (8 calls at 20 ms) checks
+only that the script runs.
 """
 
 from __future__ import annotations
@@ -51,9 +53,9 @@ def _client(api_base: str, cache: ResponseCache, concurrency: int) -> LLMClient:
     return LLMClient(config, cache)
 
 
-def _run(client: LLMClient, version: str) -> float:
-    """Wall time of N_CALLS structured calls in one batch; every call must succeed."""
-    batch = [[{"role": "user", "content": f"question {i}"}] for i in range(N_CALLS)]
+def _run(client: LLMClient, version: str, n: int = N_CALLS) -> float:
+    """Wall time of ``n`` structured calls in one batch; every call must succeed."""
+    batch = [[{"role": "user", "content": f"question {i}"}] for i in range(n)]
     start = time.perf_counter()
     results = client.structured_batch(batch, Answer, prompt_version=version)
     elapsed = time.perf_counter() - start
@@ -63,19 +65,19 @@ def _run(client: LLMClient, version: str) -> float:
     return elapsed
 
 
-def cached_run_main(api_base: str, cache_dir: str) -> None:
+def cached_run_main(api_base: str, cache_dir: str, n: int) -> None:
     """The body of the cached re-run subprocess: must make no request."""
     client = _client(api_base, ResponseCache(cache_dir), concurrency=1)
-    _run(client, "bench-v1")
-    if client.stats.requests or "litellm" in sys.modules or client.stats.cache_hits != N_CALLS:
+    _run(client, "bench-v1", n)
+    if client.stats.requests or "litellm" in sys.modules or client.stats.cache_hits != n:
         raise SystemExit("cached re-run made a request or imported litellm")
 
 
-def _start_stub() -> tuple[subprocess.Popen[str], str]:
+def _start_stub(latency_s: float) -> tuple[subprocess.Popen[str], str]:
     import subprocess
 
     proc = subprocess.Popen(
-        [sys.executable, str(REPO / "tests" / "llm_stub.py"), "--latency", str(LATENCY_S)],
+        [sys.executable, str(REPO / "tests" / "llm_stub.py"), "--latency", str(latency_s)],
         stdout=subprocess.PIPE,
         text=True,
         cwd=REPO,
@@ -84,16 +86,21 @@ def _start_stub() -> tuple[subprocess.Popen[str], str]:
     return proc, proc.stdout.readline().strip()
 
 
-def main() -> None:
+def main() -> int:
+    import argparse
     import os
     import statistics
     import subprocess
     import tempfile
 
-    from benchmarks._common import Comparison, report, timed
+    from benchmarks._common import Comparison, Limits, add_quick, timed
 
+    parser = argparse.ArgumentParser(description=__doc__)
+    add_quick(parser)
+    args = parser.parse_args()
+    n, latency_s, rounds = (8, 0.02, 1) if args.quick else (N_CALLS, LATENCY_S, 5)
     os.environ.setdefault("OPENAI_API_KEY", "sk-bench-dummy")
-    stub, api_base = _start_stub()
+    stub, api_base = _start_stub(latency_s)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             cache_dir = str(Path(tmp) / "cache")
@@ -104,45 +111,38 @@ def main() -> None:
 
             serial = _client(api_base, ResponseCache(cache_dir), concurrency=1)
             cpu0 = time.process_time()
-            serial_s = _run(serial, "bench-v1")  # fills the cache for the re-run below
-            cpu_ms = (time.process_time() - cpu0) / N_CALLS * 1000
+            serial_s = _run(serial, "bench-v1", n)  # fills the cache for the re-run below
+            cpu_ms = (time.process_time() - cpu0) / n * 1000
 
             parallel_runs = []
-            for round_no in range(3):
+            for round_no in range(min(rounds, 3)):
                 parallel = _client(api_base, ResponseCache(enabled=False), concurrency=8)
-                parallel_runs.append(_run(parallel, f"bench-v1-{round_no}"))
+                parallel_runs.append(_run(parallel, f"bench-v1-{round_no}", n))
 
             # An installed package has compiled bytecode; this environment may set
             # PYTHONDONTWRITEBYTECODE, which would charge source compilation to the
             # cached run. Bytecode goes to a temporary prefix, not the repository.
             env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
             env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
-            cached_cmd = [sys.executable, __file__, "--cached-run", api_base, cache_dir]
+            cached_cmd = [sys.executable, __file__, "--cached-run", api_base, cache_dir, str(n)]
             floor_cmd = [sys.executable, "-c", _FLOOR]
             subprocess.run(cached_cmd, check=True, cwd=REPO, env=env)  # writes bytecode
             cached_runs, floor_runs = [], []
-            for _ in range(5):
+            for _ in range(rounds):
                 cached_runs.append(timed(lambda: subprocess.run(cached_cmd, check=True, env=env)))
                 floor_runs.append(timed(lambda: subprocess.run(floor_cmd, check=True, env=env)))
     finally:
         stub.terminate()
         stub.wait(10)
 
-    print(f"{N_CALLS} structured calls, stub latency {LATENCY_S * 1000:.0f} ms")
-    print(
-        report(
-            "concurrency 8 vs 1",
-            Comparison(serial_s, statistics.median(parallel_runs)),
-            0.25,
-        )
-    )
+    print(f"{n} structured calls, stub latency {latency_s * 1000:.0f} ms")
+    limits = Limits(quick=args.quick)
+    limits.check("concurrency 8 vs 1", Comparison(serial_s, statistics.median(parallel_runs)), 0.25)
     print(f"client CPU per call (concurrency 1, uncached): {cpu_ms:.2f} ms")
-    print(
-        report(
-            "cached re-run (new process) vs uncached concurrency 1",
-            Comparison(serial_s, statistics.median(cached_runs)),
-            0.05,
-        )
+    limits.check(
+        "cached re-run (new process) vs uncached concurrency 1",
+        Comparison(serial_s, statistics.median(cached_runs)),
+        0.05,
     )
     floor_ms = statistics.median(floor_runs) * 1000
     ours_ms = statistics.median(cached_runs) * 1000 - floor_ms
@@ -151,10 +151,11 @@ def main() -> None:
         f"{floor_ms:.1f} ms = {floor_ms / 1000 / serial_s:.3f}x; "
         f"ragproof's share: {ours_ms:.1f} ms = {ours_ms / 1000 / serial_s:.3f}x"
     )
+    return limits.exit_status()
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--cached-run":
-        cached_run_main(sys.argv[2], sys.argv[3])
+    if len(sys.argv) == 5 and sys.argv[1] == "--cached-run":
+        cached_run_main(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     else:
-        main()
+        raise SystemExit(main())

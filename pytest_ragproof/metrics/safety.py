@@ -129,11 +129,11 @@ def abstained(answer: str, *, language: str = "en", extra_patterns: Iterable[str
     text = unicodedata.normalize("NFKC", answer).translate(_APOSTROPHES)
     if not text.strip():
         return 1.0
-    compiled = _compiled(_registry[language], f"abstention ({language})")
+    searches = _searches(_registry[language], f"abstention ({language})")
     extra = _as_tuple(extra_patterns, "user abstention")
     if extra:
-        compiled = compiled + _compiled(extra, "user abstention")
-    return 1.0 if any(p.search(text) for p in compiled) else 0.0
+        searches = searches + _searches(extra, "user abstention")
+    return 1.0 if any(p.search(text) for p in searches) else 0.0
 
 
 @lru_cache(maxsize=64)
@@ -141,6 +141,25 @@ def _compiled(patterns: tuple[str, ...], origin: str) -> tuple[re.Pattern[str], 
     # Keyed by the pattern tuple itself, so a registration can never leave a
     # stale compiled set behind.
     return _compile(patterns, origin)
+
+
+@lru_cache(maxsize=64)
+def _searches(patterns: tuple[str, ...], origin: str) -> tuple[re.Pattern[str], ...]:
+    """The patterns as few searches as give the same answer: one alternation.
+
+    ``any(p.search(text))`` is true exactly when ``(?:p1)|(?:p2)|…`` finds a
+    match, and one scan of the text costs a third of thirteen. A pattern with
+    capturing groups (whose backreferences would be renumbered) or inline global
+    flags (only allowed at the start) keeps its own search.
+    """
+    compiled = _compiled(patterns, origin)
+    plain = re.compile("", re.IGNORECASE).flags
+    joinable = [p for p in compiled if p.groups == 0 and p.flags == plain]
+    alone = tuple(p for p in compiled if p.groups != 0 or p.flags != plain)
+    if len(joinable) < 2:
+        return compiled
+    joined = re.compile("|".join(f"(?:{p.pattern})" for p in joinable), re.IGNORECASE)
+    return (joined, *alone)
 
 
 _TAG = re.compile(r"</?[A-Za-z][^<>]*>")

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Protocol
 
-from pytest_ragproof.metrics.answer import completeness, exact_match, rouge_l, token_f1
+from pytest_ragproof.metrics.answer import answer_metrics
 from pytest_ragproof.metrics.outputs import PipelineOutput
 from pytest_ragproof.metrics.retrieval import (
     DEFAULT_KS,
@@ -70,12 +70,9 @@ def score_case(
         return scores
     expected = case.expected_answer
     if expected is not None:
-        scores["exact_match"] = exact_match(answer, expected)
-        scores["token_f1"] = token_f1(answer, expected)
-        scores["rouge_l"] = rouge_l(answer, expected)
-        share = completeness(answer, expected)
-        if share is not None:
-            scores["completeness"] = share
+        # exact_match, token_f1, rouge_l and completeness (when defined), each side
+        # normalized once for the four.
+        scores.update(answer_metrics(answer, expected))
     scores["abstained"] = abstained(
         answer, language=abstain_language, extra_patterns=extra_abstain_patterns
     )

@@ -86,14 +86,15 @@ def _components_of(case: Mapping[str, Any]) -> tuple[str, ...]:
 def _kb_outcome(case: Mapping[str, Any]) -> bool | None:
     """Whether a simple qa case found a relevant source at the widest cutoff; None if unknown."""
     metrics: Mapping[str, float] = case.get("metrics") or {}
-    hits = [(int(name[4:]), value) for name, value in metrics.items() if _is_hit(name)]
-    if not hits:
+    widest: tuple[int, float] | None = None  # (k, hit@k) with the largest k
+    for name, value in metrics.items():
+        if name.startswith("hit@") and name[4:].isdigit():
+            hit = (int(name[4:]), value)
+            if widest is None or hit > widest:
+                widest = hit
+    if widest is None:
         return None
-    return max(hits)[1] >= 1.0
-
-
-def _is_hit(name: str) -> bool:
-    return name.startswith("hit@") and name[4:].isdigit()
+    return widest[1] >= 1.0
 
 
 def _not_measured(component: str, ran: Mapping[str, set[str]]) -> str:

@@ -149,3 +149,69 @@ def test_answer_metrics_are_in_unit_interval(answer: str, expected: str) -> None
         completeness(answer, expected),
     ):
         assert value is None or 0.0 <= value <= 1.0 + 1e-12
+
+
+def _lcs_by_table(a: list[str], b: list[str]) -> int:
+    """The textbook dynamic programme, cell by cell."""
+    table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i, x in enumerate(a, 1):
+        for j, y in enumerate(b, 1):
+            if x == y:
+                table[i][j] = table[i - 1][j - 1] + 1
+            else:
+                table[i][j] = max(table[i - 1][j], table[i][j - 1])
+    return table[-1][-1]
+
+
+TOKENS = st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f"]), max_size=70)
+
+
+@settings(max_examples=500)
+@given(TOKENS, TOKENS)
+def test_bit_parallel_lcs_equals_the_table(a: list[str], b: list[str]) -> None:
+    from pytest_ragproof.metrics.answer import _lcs_length
+
+    assert _lcs_length(a, b) == _lcs_by_table(a, b)
+
+
+@settings(max_examples=300)
+@given(ASCII_TEXT | st.text(max_size=30), ASCII_TEXT | st.text(max_size=30))
+def test_answer_metrics_equal_the_four_functions(answer: str, expected: str) -> None:
+    from pytest_ragproof.metrics.answer import answer_metrics
+
+    want = {
+        "exact_match": exact_match(answer, expected),
+        "token_f1": token_f1(answer, expected),
+        "rouge_l": rouge_l(answer, expected),
+    }
+    share = completeness(answer, expected)
+    if share is not None:
+        want["completeness"] = share
+    assert answer_metrics(answer, expected) == want
+
+
+def _squad_script_f1(answer: str, expected: str) -> float:
+    """The SQuAD v1.1 script's normalize_answer and f1_score, as it writes them."""
+    import re
+    import string
+    from collections import Counter
+
+    def normalize(s: str) -> str:
+        s = s.lower()
+        s = "".join(ch for ch in s if ch not in set(string.punctuation))
+        s = re.sub(r"\b(a|an|the)\b", " ", s)
+        return " ".join(s.split())
+
+    prediction, truth = normalize(answer).split(), normalize(expected).split()
+    common = Counter(prediction) & Counter(truth)
+    same = sum(common.values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / len(prediction), same / len(truth)
+    return (2 * precision * recall) / (precision + recall)
+
+
+@settings(max_examples=400)
+@given(ASCII_TEXT | st.text(max_size=30), ASCII_TEXT | st.text(max_size=30))
+def test_token_f1_equals_the_squad_script(answer: str, expected: str) -> None:
+    assert token_f1(answer, expected) == _squad_script_f1(answer, expected)

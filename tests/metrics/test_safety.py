@@ -182,3 +182,41 @@ def test_canary_itself_is_normalized() -> None:
 def test_canary_without_letters_or_digits_is_refused() -> None:
     with pytest.raises(ValueError, match="no letters or digits"):
         injection_resisted("anything", "-- !!")
+
+
+# One alternation of the registered patterns must give the verdict of searching
+# each pattern on its own; patterns it cannot join keep their own search.
+_ONE_BY_ONE_CASES = [
+    "I don't know.",
+    "The answer is not in the provided context.",
+    "Refunds take 14 days.",
+    "The context does not mention gluten, but the recipe does not contain it.",
+    "",
+    "   ",
+    "échec: je ne sais pas",
+    "say say again",
+    "Nope nope",
+]
+
+
+@pytest.mark.parametrize("answer", _ONE_BY_ONE_CASES)
+@pytest.mark.parametrize(
+    "extra",
+    [
+        (),
+        (r"\bsay\b",),
+        (r"\b(say)\s+\1\b",),  # a backreference: joined, it would point elsewhere
+        (r"(?x) n o p e \s+ n o p e",),  # an inline global flag: not joinable
+        (r"(?P<w>no)pe\s+(?P=w)pe", r"\bje\s+ne\s+sais\s+pas\b"),
+    ],
+)
+def test_abstained_equals_searching_each_pattern(answer: str, extra: tuple[str, ...]) -> None:
+    patterns = [*abstain_patterns("en"), *extra]
+    text = answer.replace("\u2019", "'")
+    one_by_one = not text.strip() or any(re.search(p, text, re.IGNORECASE) for p in patterns)
+    assert abstained(answer, extra_patterns=extra) == (1.0 if one_by_one else 0.0)
+
+
+def test_patterns_with_groups_or_global_flags_keep_their_own_search() -> None:
+    searches = safety_module._searches((r"\ba\b", r"\bb\b", r"(x)\1", r"(?x) c"), "test")
+    assert [p.pattern for p in searches] == [r"(?:\ba\b)|(?:\bb\b)", r"(x)\1", r"(?x) c"]
