@@ -43,6 +43,10 @@ class CaseItem(pytest.Function):
     case: Case
     pipeline_name: str
 
+    def runtest(self) -> None:
+        # pytest's call would pass the declared fixtures only; the runner needs the item.
+        self.obj(self, **{self.pipeline_name: self.funcargs[self.pipeline_name]})
+
     def reportinfo(self) -> tuple[Any, int | None, str]:
         return self.path, None, f"ragproof case {self.name} ({self.case.kind})"
 
@@ -58,16 +62,14 @@ def hide_unless_failed(excinfo: pytest.ExceptionInfo[BaseException]) -> bool:
 
 
 def _make_runner(run: Run, fixture_name: str) -> Callable[..., None]:
-    def ragproof_case(**kwargs: Any) -> None:
+    def ragproof_case(_item: CaseItem, **kwargs: Any) -> None:
         __tracebackhide__ = hide_unless_failed
-        item = kwargs["request"].node
-        run.run_case(item, kwargs[fixture_name])
+        run.run_case(_item, kwargs[fixture_name])
 
+    # Only the pipeline fixture is requested: asking for "request" as well would make
+    # pytest build a request fixture for every case just to find the item.
     ragproof_case.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [
-            inspect.Parameter("request", inspect.Parameter.KEYWORD_ONLY),
-            inspect.Parameter(fixture_name, inspect.Parameter.KEYWORD_ONLY),
-        ]
+        [inspect.Parameter(fixture_name, inspect.Parameter.KEYWORD_ONLY)]
     )
     return ragproof_case
 
@@ -113,7 +115,8 @@ class DatasetFile(pytest.Module):
 
     def collect(self) -> Iterator[pytest.Item]:
         run = self.run
-        dataset = run.dataset(self.path.resolve())
+        resolved = self.path.resolve()  # once: a realpath is several lstat calls
+        dataset = run.dataset(resolved)
         fixture = run.cfg.pipeline_fixture
         cases = sorted(run.cfg.population(dataset.cases), key=lambda c: c.id)
         # One runner function and one fixture closure serve every case of the file,
@@ -129,7 +132,7 @@ class DatasetFile(pytest.Module):
             info = item._fixtureinfo
             item.case = case
             item.pipeline_name = fixture
-            run.attach(item, case, self.path.resolve())
+            run.attach(item, case, resolved)
             for mark in marks.get(case.kind) or marks.setdefault(case.kind, _marks(case.kind)):
                 item.add_marker(mark)
             if xfail_tags:

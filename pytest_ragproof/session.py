@@ -53,6 +53,11 @@ CASE_KEY = pytest.StashKey[CaseRef]()
 RUN_KEY = pytest.StashKey["RagproofRun"]()
 
 
+@functools.lru_cache(maxsize=1024)
+def _property_name(metric: str) -> str:
+    return f"ragproof.{metric}"
+
+
 def case_ref(item: pytest.Item) -> CaseRef | None:
     """The case of a ragproof item (dataset item or ``@pytest.mark.rag`` test), else None."""
     return item.stash.get(CASE_KEY, None)
@@ -128,6 +133,11 @@ class RagproofRun:
         self.ahead = LookAhead(self.cfg, self.notes)
         self.written: list[str] = []
         self.outcome: RunOutcome | None = None
+        # Metrics as user_properties only for the reports that print them (JUnit XML,
+        # pytest-reportlog): 30 properties per case are copied into every test report.
+        self.properties = bool(
+            getattr(config.option, "xmlpath", None) or getattr(config.option, "report_log", None)
+        )
         self._add_dataset_args()
         if not self.is_worker:
             config.pluginmanager.register(
@@ -228,9 +238,11 @@ class RagproofRun:
         ref = case_ref(item)
         assert ref is not None
         verdict = finish_case(record, ref.case, outcome, self.cfg)
-        for name, value in record.metrics.items():
-            item.user_properties.append((f"ragproof.{name}", value))
-        item.user_properties.append(("ragproof.status", record.status))
+        if self.properties:
+            item.user_properties.extend(
+                (_property_name(name), value) for name, value in record.metrics.items()
+            )
+            item.user_properties.append(("ragproof.status", record.status))
         if isinstance(outcome.error, PipelineSignatureError):
             # The same for every case: say it once and stop the run.
             item.session.shouldstop = "ragproof: the pipeline cannot take what ragproof passes"
@@ -256,19 +268,33 @@ class RagproofRun:
             record = self.new_record(item)
             record.status = "error"
             record.error_type = call.excinfo.typename if call.excinfo else "SetupError"
-            report.ragproof = record.to_dict()
+            self._attach(report, record)
         elif report.when == "call" and record is not None:
             if hasattr(report, "wasxfail"):
                 record.status = "xfailed" if report.skipped else "xpassed"
             elif report.failed and record.status == "passed":
                 record.status = "failed"  # xfail(strict=True) that passed: pytest fails it
-            report.ragproof = record.to_dict()
+            self._attach(report, record)
         return report
 
+    def _attach(self, report: pytest.TestReport, record: CaseRecord) -> None:
+        """A worker's record travels on its report as a dict; serially it is kept as is."""
+        if self.is_worker:
+            setattr(report, "ragproof", record.to_dict())  # noqa: B010 - pytest's report
+        else:
+            setattr(report, "ragproof_record", record)  # noqa: B010
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.is_worker:
+            return  # the controller gathers records (xdist sends this report on)
+        local: CaseRecord | None = getattr(report, "ragproof_record", None)
         data = getattr(report, "ragproof", None)
-        if data is not None:
+        if local is not None:
+            self.records[report.nodeid] = local
+            del report.ragproof_record  # pytest keeps its reports until the end
+        elif data is not None:
             self.records[report.nodeid] = CaseRecord.from_dict(data)
+            del report.ragproof
         elif getattr(report, "ragproof_skipped", False) or (
             report.skipped and report.nodeid in self.expected
         ):
@@ -338,7 +364,14 @@ class RagproofRun:
             ds = self.datasets.get(path)
             if ds is None or not ds.frozen:
                 continue
-            source = stale_source(path, ds)
+            beside = path.with_name(path.name.removesuffix(".frozen.json") + ".jsonl")
+            try:
+                edited_later = beside.stat().st_mtime > path.stat().st_mtime
+            except OSError:
+                continue
+            # Only a source edited after the freeze can be stale (make's rule): comparing
+            # cases means loading the whole JSONL, which is not free on every run.
+            source = stale_source(path, ds) if edited_later else None
             if source is not None:
                 shown = _relpath(self.config, source)
                 self.notes.append(f"{path.name} differs from {source.name}: {stale_message(shown)}")

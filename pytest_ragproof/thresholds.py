@@ -55,16 +55,20 @@ class Threshold:
     scope: str  # "case" or "aggregate"
     sel: Selector = field(init=False, repr=False, compare=False)
 
+    kinds: frozenset[str] | None = field(init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "sel", Selector(self.selector))
+        spec = registry.resolve(self.metric)
+        object.__setattr__(self, "kinds", None if spec is None else frozenset(spec.kinds))
 
     def selects(self, case: CaseLike) -> bool:
         """Does the selector match this case (ignoring the metric's kinds)?"""
         return self.sel.matches(case)
 
     def applies_to(self, case: CaseLike) -> bool:
-        spec = registry.resolve(self.metric)
-        return (spec is None or case.kind in spec.kinds) and self.sel.matches(case)
+        kinds = self.kinds
+        return (kinds is None or case.kind in kinds) and self.sel.matches(case)
 
     def check(self, observed: float) -> bool:
         return _OPS[self.op](observed, self.value)

@@ -143,6 +143,23 @@ def check_signature(pipeline: Any) -> None:
             raise PipelineSignatureError(str(error), error.parameters)
 
 
+_ASYNC: dict[int, tuple[object, bool]] = {}
+
+
+def _is_async(pipeline: Callable[..., Any]) -> bool:
+    """``async def`` (or an object with ``async def __call__``), cached per callable."""
+    hit = _ASYNC.get(id(pipeline))
+    if hit is not None and hit[0] is pipeline:
+        return hit[1]
+    result = inspect.iscoroutinefunction(pipeline) or inspect.iscoroutinefunction(
+        getattr(pipeline, "__call__", None)  # noqa: B004 - async __call__ objects
+    )
+    if len(_ASYNC) > 256:  # function-scoped fixtures make a new callable per case
+        _ASYNC.clear()
+    _ASYNC[id(pipeline)] = (pipeline, result)
+    return result
+
+
 def call_kwargs(pipeline: Callable[..., Any], case: Case) -> dict[str, Any]:
     """``case`` / ``history`` keyword arguments the callable declares."""
     wants_case, wants_history, _ = _declared(pipeline)
@@ -303,9 +320,7 @@ def invoke(
     """
     __tracebackhide__ = True
     call = bind(pipeline, case, delivery)
-    if inspect.iscoroutinefunction(pipeline) or inspect.iscoroutinefunction(
-        getattr(pipeline, "__call__", None)  # noqa: B004 - async __call__ objects
-    ):
+    if _is_async(pipeline):
         return loops.run(call(), timeout)
     result = run_sync(call, timeout)
     if inspect.isawaitable(result):

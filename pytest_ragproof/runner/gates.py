@@ -207,6 +207,24 @@ def all_aggregates(
             recs = [r for r in mine if selector.matches(r)]
             if not recs:
                 continue
-            metrics = sorted({m for r in recs for m in r.metrics})
-            out.extend(_aggregate_for(pipeline, selector.text, m, recs) for m in metrics)
+            # One pass over the records for every metric (not three passes per metric).
+            names: set[str] = set()
+            values: dict[str, list[float]] = {}
+            n_error = 0
+            for r in recs:
+                names.update(r.metrics)
+                if r.status == "error":
+                    n_error += 1
+                    continue
+                for m, v in r.metrics.items():
+                    values.setdefault(m, []).append(v)
+            n_scored = len(recs) - n_error
+            for m in sorted(names):
+                vals = values.get(m, [])
+                stats = aggregate(vals) if vals else {}
+                out.append(
+                    Aggregate(
+                        pipeline, selector.text, m, len(vals), n_error, n_scored - len(vals), stats
+                    )
+                )
     return out
