@@ -138,5 +138,3 @@ class DatasetFile(pytest.Module):
             if xfail_tags:
                 add_xfail(item, case, xfail_tags)
             yield item
-
-
