@@ -17,15 +17,14 @@ several pipelines, compared in one run with thresholds applied per pipeline.
 from __future__ import annotations
 
 import inspect
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytest_ragproof.collect import add_xfail, hide_unless_failed
-from pytest_ragproof.runner.call import PipelineTimeout, run_sync
-from pytest_ragproof.runner.execute import Outcome
+from pytest_ragproof.runner.call import run_sync
+from pytest_ragproof.runner.execute import timed
 from pytest_ragproof.session import (
     CASE_KEY,
     RECORD_KEY,
@@ -107,19 +106,16 @@ def call_marked(item: pytest.Function) -> bool:
     if inspect.iscoroutinefunction(original) and not inspect.iscoroutinefunction(function):
         function = original
     kwargs = {arg: item.funcargs[arg] for arg in item._fixtureinfo.argnames}
-    start = time.perf_counter()
     timeout = run.cfg.timeout
-    try:
+
+    def call() -> Any:
+        __tracebackhide__ = True
         if inspect.iscoroutinefunction(function):
-            raw = run.loops.run(function(**kwargs), timeout)
-        else:
-            raw = run_sync(lambda: function(**kwargs), timeout)
-            if inspect.isawaitable(raw):
-                raw = run.loops.run(raw, timeout)
-        outcome = Outcome(raw=raw, latency_s=time.perf_counter() - start)
-    except PipelineTimeout:
-        outcome = Outcome(timed_out=True, latency_s=time.perf_counter() - start)
-    except Exception as exc:
-        outcome = Outcome(error=exc, latency_s=time.perf_counter() - start)
-    run.conclude(item, record, outcome)
+            return run.loops.run(function(**kwargs), timeout)
+        raw = run_sync(lambda: function(**kwargs), timeout)
+        if inspect.isawaitable(raw):
+            raw = run.loops.run(raw, timeout)
+        return raw
+
+    run.conclude(item, record, timed(call))
     return True

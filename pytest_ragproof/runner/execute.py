@@ -7,7 +7,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,18 +32,49 @@ class Outcome:
     latency_s: float = 0.0
 
 
-def call_case(pipeline: Any, case: Case, cfg: RunConfig, loops: LoopOwner) -> Outcome:
+def timed(call: Callable[[], Any], start: float | None = None) -> Outcome:
+    """Run one pipeline call and time it: its output, its exception or its timeout.
+
+    The one place a call becomes an :class:`Outcome` for the sequential path, marker
+    tests and prefetch threads (``start``: when the call really began, if earlier).
+    """
     __tracebackhide__ = True
-    start = time.perf_counter()
+    start = time.perf_counter() if start is None else start
     try:
-        raw = invoke(
-            pipeline, case, delivery=cfg.injection_delivery, timeout=cfg.timeout, loops=loops
-        )
-    except PipelineTimeout:
+        raw = call()
+    except PipelineTimeout:  # ragproof's own timeout; a TimeoutError of the pipeline is an error
         return Outcome(timed_out=True, latency_s=time.perf_counter() - start)
     except Exception as exc:
         return Outcome(error=exc, latency_s=time.perf_counter() - start)
     return Outcome(raw=raw, latency_s=time.perf_counter() - start)
+
+
+async def timed_async(call: Callable[[], Awaitable[Any]], timeout: float | None) -> Outcome:
+    """:func:`timed` for a coroutine on ragproof's event loop, with ``timeout``."""
+    __tracebackhide__ = True
+    start = time.perf_counter()
+    try:
+        raw = await asyncio.wait_for(call(), timeout)
+    except TimeoutError as exc:
+        elapsed = time.perf_counter() - start
+        if timeout is not None and elapsed >= timeout:
+            return Outcome(timed_out=True, latency_s=elapsed)
+        return Outcome(error=exc, latency_s=elapsed)  # the pipeline's own TimeoutError
+    except Exception as exc:
+        return Outcome(error=exc, latency_s=time.perf_counter() - start)
+    return Outcome(raw=raw, latency_s=time.perf_counter() - start)
+
+
+def call_case(pipeline: Any, case: Case, cfg: RunConfig, loops: LoopOwner) -> Outcome:
+    __tracebackhide__ = True
+
+    def call() -> Any:
+        __tracebackhide__ = True
+        return invoke(
+            pipeline, case, delivery=cfg.injection_delivery, timeout=cfg.timeout, loops=loops
+        )
+
+    return timed(call)
 
 
 @dataclass

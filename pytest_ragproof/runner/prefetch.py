@@ -23,7 +23,7 @@ from typing import Any
 from pytest_ragproof.dataset.models import Case
 from pytest_ragproof.runner.call import bind
 from pytest_ragproof.runner.config import RunConfig
-from pytest_ragproof.runner.execute import Outcome
+from pytest_ragproof.runner.execute import Outcome, timed, timed_async
 
 
 def is_async(pipeline: Any) -> bool:
@@ -45,14 +45,16 @@ class _Task:
         self.start = time.perf_counter()
         self.started.set()
         try:
-            result = self.fn()
-            if inspect.isawaitable(result):
-                result = asyncio.run(_as_coroutine(result))
-            self.outcome = Outcome(raw=result, latency_s=time.perf_counter() - self.start)
-        except Exception as exc:
-            self.outcome = Outcome(error=exc, latency_s=time.perf_counter() - self.start)
+            self.outcome = timed(self._call, self.start)
         finally:
             self.done.set()
+
+    def _call(self) -> Any:
+        __tracebackhide__ = True
+        result = self.fn()
+        if inspect.isawaitable(result):
+            result = asyncio.run(_as_coroutine(result))
+        return result
 
 
 async def _as_coroutine(awaitable: Any) -> Any:
@@ -127,14 +129,7 @@ class Prefetcher:
             __tracebackhide__ = True
             assert self._semaphore is not None
             async with self._semaphore:
-                start = time.perf_counter()
-                try:
-                    raw = await asyncio.wait_for(start_call(), timeout)
-                except TimeoutError:
-                    return Outcome(timed_out=True, latency_s=time.perf_counter() - start)
-                except Exception as exc:
-                    return Outcome(error=exc, latency_s=time.perf_counter() - start)
-                return Outcome(raw=raw, latency_s=time.perf_counter() - start)
+                return await timed_async(start_call, timeout)
 
         self._futures[key] = asyncio.run_coroutine_threadsafe(call(), loop)
 
