@@ -60,9 +60,13 @@ def dataset_hash(case_jsons: Sequence[str]) -> str:
 
 def case_digests(case_jsons: Sequence[str]) -> list[str]:
     """The digest of each case: sha256 of the case domain plus its canonical JSON."""
-    sha256 = hashlib.sha256
-    domain = CASE_DOMAIN
-    return [sha256(domain + text.encode("utf-8")).hexdigest() for text in case_jsons]
+    seeded = hashlib.sha256(CASE_DOMAIN)  # copied per case: the domain is hashed once
+    out = []
+    for text in case_jsons:
+        h = seeded.copy()
+        h.update(text.encode("utf-8"))
+        out.append(h.hexdigest())
+    return out
 
 
 def frozen_header(schema_version: int, sha256: str, fmt: str = FORMAT) -> str:
