@@ -84,7 +84,15 @@ def baseline_settings(config: pytest.Config) -> BaselineSettings | None:
 def check_outputs(config: pytest.Config, report: Path | None) -> None:
     """Refuse output paths that would replace a file ragproof did not write for that purpose."""
     from pytest_ragproof.runner.baseline import sniff
+    from pytest_ragproof.runner.exports import EXPORTERS, refusal
 
+    for name in EXPORTERS:
+        target = options.get(config, name)
+        if target:
+            path = (config.invocation_params.dir / str(target)).resolve()
+            why = refusal(name, path, f"--ragproof-{name} {target}")
+            if why is not None:
+                raise ConfigError(why)
     if report is not None and sniff(report) in ("dataset", "other"):
         what = "a ragproof dataset" if sniff(report) == "dataset" else "not a ragproof results file"
         raise ConfigError(

@@ -57,6 +57,13 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.output:
+        from pytest_ragproof.runner.exports import refusal
+
+        why = refusal(args.format, Path(args.output), f"-o {args.output}", replace=True)
+        if why is not None:
+            print(f"ragproof report: error: {why}", file=sys.stderr)
+            return 2
     results = read_results(Path(args.results))
     if args.kind:
         results = only_kinds(results, set(args.kind))

@@ -21,6 +21,61 @@ EXPORTERS: dict[str, tuple[str, str, bool]] = {
 }
 
 
+_HTML_MARK = b'<meta name="generator" content="pytest-ragproof">'
+_OWNER_MARK = b'"owner": "pytest-ragproof"'
+
+
+def _ours(name: str, path: Path) -> bool:
+    """Was the existing file at ``path`` written by this export (so may be replaced)?"""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(65536)
+    except OSError:
+        return False
+    if name == "html":
+        return _HTML_MARK in head
+    if name == "markdown":
+        return head.startswith(("### ✅ ragproof:".encode(), "### ❌ ragproof:".encode()))
+    return _OWNER_MARK in head or b'"owner":"pytest-ragproof"' in head
+
+
+def refusal(
+    name: str, path: Path, shown: str | None = None, *, replace: bool | None = None
+) -> str | None:
+    """Why an export must not be written at ``path``, or None when it may.
+
+    Nothing that is not this export's own earlier output is replaced: never a dataset
+    or a results file; an HTML or InspectorRAGet file only when ragproof wrote it. A
+    Markdown summary is appended to an existing file (a CI step summary), but never to
+    a dataset or a results file. ``replace``: whether this write replaces an existing
+    file (default: the export's own rule; ``ragproof report -o`` always replaces).
+    """
+    appends = EXPORTERS[name][2] if replace is None else not replace
+    from pytest_ragproof.runner.baseline import sniff
+
+    shown = shown or str(path)
+    targets = [path]
+    if name == "inspectorraget":
+        targets += [path.with_name(f"{path.stem}.{kind}{path.suffix}") for kind in _KINDS]
+    for target in targets:
+        kind = sniff(target)
+        if kind is None:
+            continue
+        if kind == "dataset":
+            return f"{shown}: {target.name} is a ragproof dataset; choose another path"
+        if kind == "results":
+            return f"{shown}: {target.name} is a ragproof results file; choose another path"
+        if not appends and not _ours(name, target):
+            return (
+                f"{shown}: {target.name} exists and was not written by this export; ragproof "
+                "will not replace it; choose a new path"
+            )
+    return None
+
+
+_KINDS = ("qa", "unanswerable", "injection")
+
+
 def renderer(name: str) -> Callable[[dict[str, Any]], str]:
     module, func, _ = EXPORTERS[name]
     fn: Callable[[dict[str, Any]], str] = getattr(importlib.import_module(module), func)

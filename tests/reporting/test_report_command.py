@@ -139,3 +139,23 @@ def test_console_entry_point(results_file: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.parametrize("fmt", ["html", "markdown", "inspectorraget"])
+def test_report_never_replaces_its_input_or_a_file_it_did_not_write(
+    results_file: Path, fmt: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = results_file.read_bytes()
+    assert main(["report", str(results_file), "-f", fmt, "-o", str(results_file)]) == 2
+    assert f"{results_file.name} is a ragproof results file" in capsys.readouterr().err
+    assert results_file.read_bytes() == before
+    mine = results_file.with_name("notes.txt")
+    mine.write_text("mine\n", encoding="utf-8")
+    kind = ["--kind", "qa"] if fmt == "inspectorraget" else []
+    assert main(["report", str(results_file), "-f", fmt, *kind, "-o", str(mine)]) == 2
+    assert "exists and was not written by this export" in capsys.readouterr().err
+    assert mine.read_text(encoding="utf-8") == "mine\n"
+    # Its own earlier output is replaced.
+    out = results_file.with_name(f"out.{fmt}")
+    assert main(["report", str(results_file), "-f", fmt, *kind, "-o", str(out)]) == 0
+    assert main(["report", str(results_file), "-f", fmt, *kind, "-o", str(out)]) == 0

@@ -358,3 +358,28 @@ def test_markdown_and_html_show_no_cases_and_worst_cases(repo: pytest.Pytester) 
     assert "- qa:precision@5&gt;=0.5 `rag_pipeline`: `qa-two` 0, `qa-good` 0.2" in md
     html = (repo.path / "report.html").read_text(encoding="utf-8")
     assert "no cases" in html
+
+
+@pytest.mark.parametrize(
+    ("option", "target", "why"),
+    [
+        ("html", "cases.frozen.json", "is a ragproof dataset"),
+        ("markdown", "cases.frozen.json", "is a ragproof dataset"),
+        ("inspectorraget", "cases.frozen.json", "is a ragproof dataset"),
+        ("html", "notes.html", "exists and was not written by this export"),
+        ("html", "r.json", "is a ragproof results file"),
+    ],
+)
+def test_exports_never_replace_a_file_they_did_not_write(
+    repo: pytest.Pytester, option: str, target: str, why: str
+) -> None:
+    (repo.path / "notes.html").write_text("<p>mine</p>", encoding="utf-8")
+    assert _run(repo, [], "--ragproof-report=r.json").ret == 0
+    before = (repo.path / target).read_bytes()
+    result = _run(repo, [], f"--ragproof-{option}={target}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*ragproof: --ragproof-{option} {target}: {target} {why}*"])
+    assert (repo.path / target).read_bytes() == before
+    # Its own earlier output is replaced (HTML) or appended to (Markdown) as before.
+    assert _run(repo, [], "--ragproof-html=report.html", "--ragproof-markdown=s.md").ret == 0
+    assert _run(repo, [], "--ragproof-html=report.html", "--ragproof-markdown=s.md").ret == 0
