@@ -58,6 +58,18 @@ PASSED_KEYWORDS = ("history", "case")
 # id(callable) -> (callable, wants case, wants history, signature error). The callable
 # is kept so its id cannot be reused while cached; pipelines are few and long-lived.
 _DECLARED: dict[int, tuple[object, bool, bool, PipelineSignatureError | None]] = {}
+# Parameter names of a conversation that ragproof passes as ``history`` only.
+CONVERSATION_NAMES = frozenset(
+    {
+        "chat_history",
+        "conversation",
+        "conversation_history",
+        "messages",
+        "chat_messages",
+        "dialog",
+        "dialogue",
+    }
+)
 
 
 def _name(pipeline: object) -> str:
@@ -93,23 +105,34 @@ def _signature_error(
             (),
         )
     rest = [p for p in params.values() if not positional or p is not positional[0]]
+    free = [p for p in rest if p.kind not in (kinds.VAR_POSITIONAL, kinds.VAR_KEYWORD)]
+    # A conversation under another name would silently get its default on every case.
+    chat = tuple(p.name for p in free if p.name.lower() in CONVERSATION_NAMES)
     missing = tuple(
         p.name
-        for p in rest
-        if p.default is kinds.empty
-        and p.kind not in (kinds.VAR_POSITIONAL, kinds.VAR_KEYWORD)
+        for p in free
+        if p.name not in chat
+        and p.default is kinds.empty
         and (p.name not in PASSED_KEYWORDS or p.kind is kinds.POSITIONAL_ONLY)
     )
-    if not missing:
+    if not missing and not chat:
         return None
-    names = ", ".join(f"'{n}'" for n in missing)
-    plural = "s" if len(missing) > 1 else ""
+    named = (*chat, *missing)
+    names = ", ".join(f"'{n}'" for n in named)
+    plural = "s" if len(named) > 1 else ""
+    if chat:
+        return PipelineSignatureError(
+            f"the pipeline '{_name(pipeline)}' declares the parameter{plural} {names}, which "
+            f"ragproof never passes (a default would be used for every case, so conversational "
+            f"cases would be scored without their history); {passes}. Fix: rename "
+            f"'{chat[0]}' to 'history', or take 'case' and read case.conversation_history",
+            named,
+        )
     return PipelineSignatureError(
         f"the pipeline '{_name(pipeline)}' requires the parameter{plural} {names}, which "
-        f"ragproof never passes; {passes}. Fix: rename the conversation parameter to "
-        "'history' (or take 'case' and read what you need from it), or give "
-        f"{names} a default value",
-        missing,
+        f"ragproof never passes; {passes}. Fix: give {names} a default value, or take "
+        "'case' and read what you need from it",
+        named,
     )
 
 

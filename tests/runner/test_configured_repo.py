@@ -297,10 +297,10 @@ def test_a_pipeline_asking_for_chat_history_is_one_error(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     out = result.stdout.str()
     # One failing case per process at most (each xdist worker meets it at its first case).
-    assert out.count("requires the parameter 'chat_history'") <= (2 if mode else 1) * 2
+    assert out.count("declares the parameter 'chat_history'") <= (2 if mode else 1) * 2
     result.stdout.fnmatch_lines(
         [
-            "*ragproof: fixture 'rag_pipeline': the pipeline 'pipeline' requires the parameter "
+            "*ragproof: fixture 'rag_pipeline': the pipeline 'pipeline' declares the parameter "
             "'chat_history', which ragproof never passes*"
         ]
     )

@@ -33,19 +33,31 @@ def _refusal(pipeline: Any) -> PipelineSignatureError:
 
 
 @pytest.mark.parametrize("name", ["chat_history", "conversation", "messages"])
-def test_a_required_conversation_parameter_is_refused(name: str) -> None:
+@pytest.mark.parametrize("default", ["", "=None"])
+def test_a_conversation_parameter_is_refused_even_with_a_default(name: str, default: str) -> None:
     namespace: dict[str, Any] = {}
-    exec(f"def rag(question, {name}):\n    return 'x'", namespace)
+    exec(f"def rag(question, {name}{default}):\n    return 'x'", namespace)
     error = _refusal(namespace["rag"])
     assert error.parameters == (name,)
     message = str(error)
-    assert f"the pipeline 'rag' requires the parameter '{name}', which ragproof never passes" in (
+    assert f"the pipeline 'rag' declares the parameter '{name}', which ragproof never passes" in (
         message
     )
+    assert "a default would be used for every case" in message
     assert "'history' (the case's conversation_history" in message
     assert "'case' (the Case)" in message
-    assert "Fix: rename the conversation parameter to 'history'" in message
+    assert f"Fix: rename '{name}' to 'history'" in message
+    assert "default value" not in message  # a default would defeat the check
     assert isinstance(error, ConfigError)
+
+
+def test_another_required_parameter_may_take_a_default() -> None:
+    def rag(question: str, top_k: int) -> str:
+        return question
+
+    error = _refusal(rag)
+    assert "the pipeline 'rag' requires the parameter 'top_k'" in str(error)
+    assert "Fix: give 'top_k' a default value" in str(error)
 
 
 def test_required_keyword_only_and_several_parameters_are_all_named() -> None:
@@ -54,7 +66,7 @@ def test_required_keyword_only_and_several_parameters_are_all_named() -> None:
 
     error = _refusal(rag)
     assert error.parameters == ("chat_history", "top_k")
-    assert "requires the parameters 'chat_history', 'top_k'" in str(error)
+    assert "declares the parameters 'chat_history', 'top_k'" in str(error)
 
 
 def test_no_positional_parameter_for_the_question_is_refused() -> None:
@@ -84,8 +96,8 @@ def _with_case(question: str, *, case: Case, history: list[dict[str, str]]) -> s
     return f"{case.id}|{len(history)}"
 
 
-def _defaults(question: str, chat_history: Any = None, top_k: int = 5) -> str:
-    return f"{chat_history}|{top_k}"
+def _defaults(question: str, context_window: Any = None, top_k: int = 5) -> str:
+    return f"{context_window}|{top_k}"
 
 
 def _kwargs(question: str, **kwargs: Any) -> str:
@@ -127,7 +139,7 @@ def test_evaluate_refuses_before_running_any_case() -> None:
         calls.append(question)
         return "x"
 
-    with pytest.raises(PipelineSignatureError, match="requires the parameter 'messages'"):
+    with pytest.raises(PipelineSignatureError, match="declares the parameter 'messages'"):
         evaluate([CASE.model_dump(mode="json")], {"good": _plain, "bad": rag})
     assert calls == []
 
@@ -139,10 +151,10 @@ def test_the_message_names_a_fixture_closure_and_a_callable_object_plainly() -> 
 
         return pipeline
 
-    assert "the pipeline 'pipeline' requires" in str(_refusal(rag_pipeline()))
+    assert "the pipeline 'pipeline' declares" in str(_refusal(rag_pipeline()))
 
     class Chain:
         def __call__(self, question: str, messages: list[Any]) -> str:
             return question
 
-    assert "the pipeline 'Chain' requires the parameter 'messages'" in str(_refusal(Chain()))
+    assert "the pipeline 'Chain' declares the parameter 'messages'" in str(_refusal(Chain()))
