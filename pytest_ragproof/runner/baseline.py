@@ -205,9 +205,10 @@ def apply_baseline(
     path = settings.path
     if settings.update:
         if stopped:
+            kept = f"{path.name} unchanged" if path.exists() else f"{path.name} not written"
             return BaselineOutcome(
                 [],
-                [f"ragproof baseline: not updated (the run stopped early): {path.name} unchanged"],
+                [f"ragproof baseline: not updated (the run stopped early): {kept}"],
                 {"updated": None, "not_updated": "run stopped early"},
             )
         doc = baseline_document(results)

@@ -154,8 +154,17 @@ def decide(facts: RunFacts, cfg: RunConfig, baseline: BaselineSettings | None = 
     base = BaselineOutcome()
     if baseline is not None:
         base = apply_baseline(baseline, body, stopped=facts.stopped)
-        gate_failures.extend(base.gate_failures)
-        passed = passed and not base.gate_failures
+        if (partial and facts.expected) or facts.stopped:
+            # Like the aggregates: a comparison over part of the cases is reported only.
+            if base.gate_failures:
+                notes.append(
+                    f"baseline: {len(base.gate_failures)} finding(s) reported, not gated: the "
+                    "run did not evaluate every case"
+                )
+                body = {**body, "notes": list(notes)}
+        else:
+            gate_failures.extend(base.gate_failures)
+            passed = passed and not base.gate_failures
     document = {**body, "passed": passed}
     if base.section is not None:
         document["baseline"] = base.section
