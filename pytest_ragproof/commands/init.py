@@ -7,7 +7,10 @@ Writes into DIR (default: the current folder, created when missing):
 - ``cases.jsonl``: five sample cases (qa, conversational qa, unanswerable, injection);
 - ``cases.frozen.json``: the same cases frozen (as ``ragproof freeze cases.jsonl``);
 - the pytest configuration: a ``pytest.ini``, or a ``[tool.pytest.ini_options]``
-  section appended to an existing ``pyproject.toml`` that has no pytest section.
+  section appended to an existing ``pyproject.toml`` that has no pytest section. When
+  DIR is a subfolder of a project root (the current folder holds ``pyproject.toml``,
+  ``setup.py``, ``setup.cfg``, ``tox.ini`` or ``.git``), the configuration goes into the
+  root with the dataset path ``DIR/cases.frozen.json``, so a plain ``pytest`` runs it.
 
 It never overwrites or edits: when one of those files exists, or DIR (or a folder
 above it, where pytest would find it) already has a pytest configuration, nothing is
@@ -119,18 +122,24 @@ def existing_pytest_config(directory: str) -> tuple[str, str] | None:
     return None
 
 
-def pyproject_addition(current: bytes) -> str | None:
+def pyproject_addition(current: bytes, prefix: str = "") -> str | None:
     """What to append to a pyproject.toml holding ``current``, or None when the result
     would not be valid TOML (or the file is not UTF-8)."""
     import tomllib
 
     separator = "" if not current or current.endswith(b"\n") else "\n"
-    addition = separator + _template("pyproject.toml.tmpl")
+    addition = separator + _template("pyproject.toml.tmpl").replace(FROZEN, prefix + FROZEN)
     try:
         tomllib.loads(current.decode("utf-8") + addition)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError):
         return None
     return addition
+
+
+def _project_root(folder: Path) -> bool:
+    """Does ``folder`` look like a project's root (where its pytest configuration goes)?"""
+    markers = (PYPROJECT, "setup.py", "setup.cfg", "tox.ini", ".git")
+    return any((folder / name).exists() for name in markers)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -143,10 +152,20 @@ def run(args: argparse.Namespace) -> int:
         print(f"ragproof init: {root} exists and is not a folder", file=sys.stderr)
         return 1
 
+    # The configuration goes where pytest looks for it: a starter written into a
+    # subfolder of the current folder is configured from the current folder, so that a
+    # plain `pytest` there runs it (a pytest.ini inside DIR would be read only by
+    # `pytest DIR`, and would become its rootdir).
+    here = Path.cwd().resolve()
+    target = (here / root).resolve()
+    home, prefix = root, ""
+    if target != here and here in target.parents and _project_root(here):
+        home, prefix = Path("."), target.relative_to(here).as_posix() + "/"
+
     # Files first: a second `ragproof init` must name what it would overwrite.
     clashes = [str(root / n) for n in (CONFTEST, CASES, FROZEN) if (root / n).exists()]
-    if clashes and not args.no_config and (root / PYTEST_INI).exists():
-        clashes.append(str(root / PYTEST_INI))
+    if clashes and not args.no_config and (home / PYTEST_INI).exists():
+        clashes.append(str(home / PYTEST_INI))
     if clashes:
         print(
             f"ragproof init: refusing to overwrite {', '.join(clashes)}; wrote nothing. "
@@ -173,18 +192,18 @@ def run(args: argparse.Namespace) -> int:
             )
             print(settings_to_add(found.name, prefix), file=sys.stderr)
             return 1
-        config = PYPROJECT if (root / PYPROJECT).is_file() else PYTEST_INI
+        config = PYPROJECT if (home / PYPROJECT).is_file() else PYTEST_INI
         if config == PYPROJECT:
-            addition = pyproject_addition((root / PYPROJECT).read_bytes())
+            addition = pyproject_addition((home / PYPROJECT).read_bytes(), prefix)
             if addition is None:
                 print(
-                    f"ragproof init: {root / PYPROJECT} is not valid TOML (or cannot take a "
+                    f"ragproof init: {home / PYPROJECT} is not valid TOML (or cannot take a "
                     "[tool.pytest.ini_options] table); wrote nothing. Fix it, or add these "
                     f"settings yourself and run `ragproof init --no-config {args.directory}`:"
                     "\n",
                     file=sys.stderr,
                 )
-                print(settings_to_add(PYPROJECT), file=sys.stderr)
+                print(settings_to_add(PYPROJECT, prefix), file=sys.stderr)
                 return 1
 
     root.mkdir(parents=True, exist_ok=True)
@@ -192,17 +211,22 @@ def run(args: argparse.Namespace) -> int:
     (root / CASES).write_text(_template("cases.jsonl.tmpl"), encoding="utf-8")
     freeze(root / CASES, root / FROZEN)
     written = [CONFTEST, CASES, FROZEN]
+    where = f" in {root}"
     if config == PYTEST_INI:
-        (root / PYTEST_INI).write_text(_template("pytest.ini.tmpl"), encoding="utf-8")
-        written.append(PYTEST_INI)
+        ini = _template("pytest.ini.tmpl").replace(FROZEN, prefix + FROZEN)
+        (home / PYTEST_INI).write_text(ini, encoding="utf-8")
+        written.append(str(home / PYTEST_INI) if prefix else PYTEST_INI)
     elif addition is not None:
         # Appended, never rewritten: the user's bytes (line endings too) stay as they are.
-        with (root / PYPROJECT).open("a", encoding="utf-8", newline="") as f:
+        with (home / PYPROJECT).open("a", encoding="utf-8", newline="") as f:
             f.write(addition)
-        written.append(f"{PYPROJECT} (appended [tool.pytest.ini_options])")
+        written.append(f"{home / PYPROJECT} (appended [tool.pytest.ini_options])")
+    if prefix:
+        written[:3] = [str(root / name) for name in written[:3]]
+        where = ""
 
-    print(f"ragproof init: wrote {', '.join(written)} in {root}")
-    run_here = "pytest" if root == Path(".") else f"pytest {root}"
+    print(f"ragproof init: wrote {', '.join(written)}{where}")
+    run_here = "pytest" if root == Path(".") or prefix else f"pytest {root}"
     print("next:")
     print(f"  {run_here}   # runs the 5 sample cases and prints the ragproof summary")
     print(f"  edit {root / CONFTEST}: make rag_pipeline call your RAG system")

@@ -125,3 +125,33 @@ def test_templates_are_package_data() -> None:
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     package_data = pyproject["tool"]["setuptools"]["package-data"]["pytest_ragproof"]
     assert "templates/**/*" in package_data
+
+
+def test_init_in_a_subfolder_configures_the_project_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / ".git").mkdir()  # a project root
+    monkeypatch.chdir(tmp_path)
+    assert main(["init", "tests/rag"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "wrote tests/rag/conftest.py, tests/rag/cases.jsonl, tests/rag/cases.frozen.json, " in out
+    )
+    assert "  pytest   # runs the 5 sample cases" in out
+    assert not (tmp_path / "tests" / "rag" / "pytest.ini").exists()
+    ini = (tmp_path / "pytest.ini").read_text(encoding="utf-8")
+    assert "ragproof_dataset = tests/rag/cases.frozen.json\n" in ini
+
+
+def test_init_in_a_subfolder_of_a_configured_project_prints_the_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = -q\n", encoding="utf-8")
+    (tmp_path / "tests").mkdir()
+    monkeypatch.chdir(tmp_path / "tests")
+    assert main(["init", "rag"]) == 1
+    err = capsys.readouterr().err
+    assert f"{tmp_path / 'pytest.ini'} already configures pytest (the whole file)" in err
+    assert "ragproof_dataset = tests/rag/cases.frozen.json" in err
+    assert not (tmp_path / "tests" / "rag").exists()
+    assert (tmp_path / "pytest.ini").read_text(encoding="utf-8") == "[pytest]\naddopts = -q\n"
