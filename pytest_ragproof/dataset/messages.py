@@ -30,8 +30,16 @@ _ALIASES = {
     "history": "conversation_history",
     "type": "question_type",
     "query": "question",
+    "user_input": "question",  # Ragas
+    "input": "question",  # DeepEval, LangChain
+    "expected_output": "expected_answer",  # DeepEval
     "payload": "adversarial_payload",
 }
+
+# Other tools' names for what a pipeline returns: never part of a case.
+_OUTPUT_FIELDS = frozenset(
+    {"retrieved_contexts", "retrieval_context", "response", "actual_output", "output"}
+)
 
 # Fields of the nested models, for unknown keys inside them.
 _NESTED_FIELDS: dict[str, frozenset[str]] = {
@@ -80,6 +88,12 @@ def unknown_field(name: str, fields: Collection[str], *, csv: bool) -> tuple[str
         hint = (
             f"map it with --map '{shown}={target}' (a DatasetFieldMap in Python), "
             f"or drop it with --ignore-column '{shown}'"
+        )
+    elif name.lower() in _OUTPUT_FIELDS:
+        reason = f"unknown field '{shown}': it names what the pipeline returns, not a case field"
+        return reason, (
+            f"remove '{shown}': ragproof calls the pipeline and scores its answer and contexts "
+            "(gold passages go in 'reference_contexts', their ids in 'expected_source_ids')"
         )
     else:
         reason = f"unknown field '{shown}'"

@@ -90,6 +90,18 @@ def test_each_rule(write_jsonl: Callable[..., Path], bad: dict[str, Any], fragme
             "Fix: rename 'answer' to 'expected_answer'",
         ),
         (
+            qa(user_input=SECRET),
+            "unknown field 'user_input'; did you mean 'question'? "
+            "Fix: rename 'user_input' to 'question'",
+        ),
+        (
+            qa(retrieved_contexts=[SECRET]),
+            "unknown field 'retrieved_contexts': it names what the pipeline returns, not a case "
+            "field. Fix: remove 'retrieved_contexts': ragproof calls the pipeline and scores its "
+            "answer and contexts (gold passages go in 'reference_contexts', their ids in "
+            "'expected_source_ids')",
+        ),
+        (
             qa(colour=SECRET),
             "unknown field 'colour'. Fix: remove 'colour', or move it into 'metadata' "
             "(see the Datasets guide for the case schema)",
