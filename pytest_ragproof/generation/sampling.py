@@ -14,7 +14,12 @@
    used every chunk, pieces join that generator's request on the next chunk in
    the order, so no two requests ever send the same prompt. A request may thus
    hold items for qa and injection cases at once (``allocation``).
-4. Distractors (``distracting`` questions): a chunk drawn with
+4. Top-up rounds (:func:`plan_top_up`). The short counts of a round are cut
+   into pieces the same way; each piece gets the first chunk of the order that
+   no request of any round has sent yet, else the first one its generator has
+   not been sent yet. There is no wrap-around: a piece with no such chunk is
+   left unplanned (that generator has run out of corpus).
+5. Distractors (``distracting`` questions): a chunk drawn with
    ``random.Random("ragproof.distractor/<seed>/<chunk id>")`` from the other
    documents' chunks, else from the document's other chunks, else none.
 
@@ -155,6 +160,75 @@ def plan_requests(
         )
         for i, d in enumerate(drafts)
     ]
+
+
+def plan_top_up(
+    chunks: Sequence[Chunk],
+    needs: Sequence[Need],
+    *,
+    seed: int,
+    items_per_request: int,
+    sent: Sequence[PlannedRequest],
+    first_position: int,
+) -> tuple[list[PlannedRequest], dict[tuple[CaseKind, str], int]]:
+    """Requests for the short ``needs`` of a round (module docstring, step 4).
+
+    ``sent`` are the requests of the earlier rounds. Returns the requests
+    (positions from ``first_position``) and, per (kind, question type), the
+    items no unused chunk was left for.
+    """
+    if items_per_request < 1:
+        raise ValueError("items_per_request must be at least 1")
+    order = chunk_order(chunks, seed)
+    used: set[tuple[GenKind, str, str]] = {(r.gen_kind, r.question_type, r.chunk.id) for r in sent}
+    sent_ids = {r.chunk.id for r in sent}
+    drafts: list[_Draft] = []
+    unplanned: dict[tuple[CaseKind, str], int] = {}
+    for need in needs:
+        remaining = need.n
+        while remaining > 0:
+            piece = min(items_per_request, remaining)
+            chunk = _unused(order, used, sent_ids, need.gen_kind, need.gen_type)
+            if chunk is None:
+                unplanned[(need.kind, need.question_type)] = remaining
+                break
+            remaining -= piece
+            used.add((need.gen_kind, need.gen_type, chunk.id))
+            sent_ids.add(chunk.id)
+            drafts.append(_Draft(need.gen_kind, need.gen_type, chunk, {need.kind: piece}))
+    requests = [
+        PlannedRequest(
+            position=first_position + i,
+            gen_kind=d.gen_kind,
+            question_type=d.question_type,
+            chunk=d.chunk,
+            allocation=tuple(d.allocation.items()),
+            distractor=pick_distractor(chunks, d.chunk, seed)
+            if d.question_type == "distracting"
+            else None,
+        )
+        for i, d in enumerate(drafts)
+    ]
+    return requests, unplanned
+
+
+def _unused(
+    order: list[Chunk],
+    used: set[tuple[GenKind, str, str]],
+    sent_ids: set[str],
+    gen_kind: GenKind,
+    gen_type: str,
+) -> Chunk | None:
+    """The first chunk no request has sent, else the first this generator has not sent."""
+    fallback: Chunk | None = None
+    for chunk in order:
+        if (gen_kind, gen_type, chunk.id) in used:
+            continue
+        if chunk.id not in sent_ids:
+            return chunk
+        if fallback is None:
+            fallback = chunk
+    return fallback
 
 
 def _next_free(
