@@ -3,8 +3,8 @@
 Round 1 runs the plan. When verification, near-duplicate removal or invalid
 output leave a kind and question type short, the next round asks for exactly
 the missing items from chunks not used yet (:func:`~pytest_ragproof.generation.
-sampling.plan_top_up`), and every outcome so far is assembled again, in plan
-order then round order, so the cases of earlier rounds keep their ids. Rounds
+sampling.plan_top_up`), and the rounds are assembled again one after the
+other, so a round never changes the cases of an earlier one. Rounds
 stop when every count is met (``complete``), after ``max_rounds``
 (``max_rounds``), when no short kind and type has an unused chunk left
 (``corpus_exhausted``), or when the only shortfall left comes from provider
@@ -81,9 +81,11 @@ def run_rounds(
     """Run the plan, then top-up rounds until a stop of the module docstring."""
     settings = plan.settings
     model = client.config.model
-    outcomes = execute(plan, client, on_outcome=on_outcome)
-    assembly = assemble(plan, outcomes, model)
-    reports = [_report(1, outcomes, assembly)]
+    first = execute(plan, client, on_outcome=on_outcome)
+    rounds = [first]
+    outcomes = list(first)
+    assembly = assemble(plan, rounds, model)
+    reports = [_report(1, first, assembly)]
     out_of_chunks: tuple[tuple[str, str], ...] = ()
     stopped: Stop
     while True:
@@ -113,8 +115,9 @@ def run_rounds(
         if on_round is not None:
             on_round(number, len(requests), sum(r.n_items for r in requests))
         new = execute(plan, client, requests=requests, on_outcome=on_outcome)
-        outcomes = [*outcomes, *new]
-        assembly = assemble(plan, outcomes, model)
+        rounds.append(new)
+        outcomes += new
+        assembly = assemble(plan, rounds, model)
         reports.append(_report(number, new, assembly))
     return Rounds(tuple(outcomes), assembly, tuple(reports), stopped, out_of_chunks)
 

@@ -11,7 +11,13 @@ import pytest
 from pytest_ragproof.chunking import chunk_corpus
 from pytest_ragproof.cli import main
 from pytest_ragproof.errors import ConfigError
-from pytest_ragproof.generation import GenerationSettings, documents_from_rows, generate, plan
+from pytest_ragproof.generation import (
+    GenerationSettings,
+    chunk_order,
+    documents_from_rows,
+    generate,
+    plan,
+)
 from pytest_ragproof.generation.sampling import Need, plan_requests, plan_top_up
 from tests.generation.conftest import MODEL, MakeClient, write_text_corpus
 from tests.generation.fake_model import FakeModel
@@ -239,3 +245,35 @@ def test_top_up_prefers_chunks_no_request_sent_then_ones_its_generator_was_not_s
     simple_sent = {r.chunk.id for r in round1 if r.question_type == "simple"}
     assert len(simple_ids) == 2 and not set(simple_ids) & simple_sent
     assert unplanned == {("qa", "simple"): 2}
+
+
+def test_a_later_round_never_displaces_an_earlier_case(
+    tmp_path: Path, llm_stub: StubServer, fake: FakeModel, make_client: MakeClient
+) -> None:
+    # Round 1: the qa request hits the malformed document, the injection one a
+    # DUPKEY document (kept). Round 2's qa request hits the other DUPKEY document:
+    # its question is a near-duplicate of the injection case written before, so it
+    # is the one discarded (though qa cases come first in the output), and round 3
+    # makes it up from an ok document.
+    corpus = write_text_corpus(tmp_path / "corpus", {**BAD, **OK})
+    dups = {"dup1.txt", "dup2.txt"}
+
+    def fits(seed: int) -> bool:
+        the_plan = plan(corpus, GenerationSettings(qa=1, injection=1, types=("simple",), seed=seed))
+        order = [c.document_id for c in chunk_order(the_plan.chunks, seed)]
+        docs = [r.chunk.document_id for r in the_plan.requests]
+        return docs == order[:2] and order[0] == "malformed.txt" and set(order[1:3]) == dups
+
+    seed = next(s for s in range(500) if fits(s))
+    settings = GenerationSettings(
+        qa=1, injection=1, types=("simple",), items_per_request=1, seed=seed
+    )
+    result = generate(corpus, settings, client=make_client(enabled=False))
+    summary = result.summary
+    assert [r["written"] for r in summary["rounds"]["by_round"]] == [1, 1, 2]
+    assert summary["discarded"] == {"invalid_output": 1, "duplicate": 1}
+    qa, injection = result.cases
+    assert injection.id == f"gen-{seed}-injection-1"
+    assert injection.provenance is not None and injection.provenance.document_id in dups
+    assert qa.id == f"gen-{seed}-qa-1"
+    assert qa.provenance is not None and qa.provenance.document_id in OK
