@@ -179,22 +179,18 @@ def plan_top_up(
     """
     if items_per_request < 1:
         raise ValueError("items_per_request must be at least 1")
-    order = chunk_order(chunks, seed)
-    used: set[tuple[GenKind, str, str]] = {(r.gen_kind, r.question_type, r.chunk.id) for r in sent}
-    sent_ids = {r.chunk.id for r in sent}
+    picker = _TopUpPicker(chunk_order(chunks, seed), sent)
     drafts: list[_Draft] = []
     unplanned: dict[tuple[CaseKind, str], int] = {}
     for need in needs:
         remaining = need.n
         while remaining > 0:
             piece = min(items_per_request, remaining)
-            chunk = _unused(order, used, sent_ids, need.gen_kind, need.gen_type)
+            chunk = picker.take(need.gen_kind, need.gen_type)
             if chunk is None:
                 unplanned[(need.kind, need.question_type)] = remaining
                 break
             remaining -= piece
-            used.add((need.gen_kind, need.gen_type, chunk.id))
-            sent_ids.add(chunk.id)
             drafts.append(_Draft(need.gen_kind, need.gen_type, chunk, {need.kind: piece}))
     requests = [
         PlannedRequest(
@@ -212,23 +208,33 @@ def plan_top_up(
     return requests, unplanned
 
 
-def _unused(
-    order: list[Chunk],
-    used: set[tuple[GenKind, str, str]],
-    sent_ids: set[str],
-    gen_kind: GenKind,
-    gen_type: str,
-) -> Chunk | None:
-    """The first chunk no request has sent, else the first this generator has not sent."""
-    fallback: Chunk | None = None
-    for chunk in order:
-        if (gen_kind, gen_type, chunk.id) in used:
-            continue
-        if chunk.id not in sent_ids:
-            return chunk
-        if fallback is None:
-            fallback = chunk
-    return fallback
+class _TopUpPicker:
+    """Step 4's choice in linear time overall: ``sent`` and ``used`` only grow, so
+    the first unsent chunk and each generator's first unused chunk only move on."""
+
+    def __init__(self, order: list[Chunk], sent: Sequence[PlannedRequest]) -> None:
+        self.order = order
+        self.used = {(r.gen_kind, r.question_type, r.chunk.id) for r in sent}
+        self.sent_ids = {r.chunk.id for r in sent}
+        self.fresh = 0  # every chunk before it has been sent
+        self.cursors: dict[tuple[GenKind, str], int] = {}  # all before: sent to it
+
+    def take(self, gen_kind: GenKind, gen_type: str) -> Chunk | None:
+        order = self.order
+        while self.fresh < len(order) and order[self.fresh].id in self.sent_ids:
+            self.fresh += 1
+        if self.fresh < len(order):
+            chunk: Chunk | None = order[self.fresh]  # unsent, so unused by this generator
+        else:
+            i = self.cursors.get((gen_kind, gen_type), 0)
+            while i < len(order) and (gen_kind, gen_type, order[i].id) in self.used:
+                i += 1
+            self.cursors[(gen_kind, gen_type)] = i
+            chunk = order[i] if i < len(order) else None
+        if chunk is not None:
+            self.used.add((gen_kind, gen_type, chunk.id))
+            self.sent_ids.add(chunk.id)
+        return chunk
 
 
 def _next_free(
