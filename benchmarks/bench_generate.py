@@ -1,6 +1,7 @@
-"""Benchmark of ``generate`` against the stub server answering in 200 ms.
+"""Benchmark of ``generate`` against the stub server answering in 200 ms, and the
+headline run with top-up rounds.
 
-    python benchmarks/bench_generate.py [--quick]
+    python benchmarks/bench_generate.py [--quick] [--headline]
 
 One run needs 64 model calls (32 generation requests of one item each, 32
 verifications). It is timed at ``--concurrency 1`` and ``--concurrency 8``, from
@@ -9,8 +10,21 @@ the first request the stub receives to its last response; the limit is
 fully cached re-run is timed too. The fake model of the tests answers by request
 content, so every call does real work: the chains, verification, dedup and
 assembly all run. litellm is imported and one call made before timing starts.
-Exits 1 when the figure is over its limit; ``--quick`` (6 cases at 20 ms)
-checks only that the script runs.
+
+The headline run asks for N cases (90% qa over every type, 5% unanswerable, 5%
+injection, two items per request) from a corpus of N/2 documents of two chunks
+each, against the stub answering in 1 s, at ``--concurrency 16``, with the
+default ``--max-rounds 3``. One document in ten holds the fake model's DUPKEY
+marker, so its questions are near-duplicates of each other (about 10% of the
+first round's items) and the top-up rounds make them up from the unused second
+chunks. It reports the wall time of ``generate``, the rounds, and calls per
+written case; its limits are no shortfall, at most 1.2 calls per written case,
+and a wall time at most 1.5x the ideal (calls x latency / concurrency). Its
+size is N = 200 by default (about 15 s) and 1,000 with ``--headline`` (only
+the headline runs then, about 75 s).
+
+Exits 1 when a figure is over its limit; ``--quick`` (6 cases at 20 ms, a
+headline of 20 cases) checks only that the script runs.
 """
 
 from __future__ import annotations
@@ -81,6 +95,73 @@ def _run(
         stub.stop()
 
 
+HEADLINE_LATENCY_S = 1.0
+QUICK_HEADLINE_LATENCY_S = 0.1
+HEADLINE_CONCURRENCY = 16
+DUPKEY_EVERY = 10
+
+
+def _letters(n: int) -> str:
+    """A word of letters only, distinct for each ``n`` (the fake model quotes such words)."""
+    word = ""
+    for _ in range(6):
+        n, digit = divmod(n, 26)
+        word += chr(ord("a") + digit)
+    return word
+
+
+def _headline_corpus(root: Path, documents: int) -> Path:
+    root.mkdir()
+    for i in range(documents):
+        name = _letters(i)
+        marker = "DUPKEY " if i % DUPKEY_EVERY == 0 else ""
+        first = " ".join(f"Clause {_letters(i * 50 + n)} of {name} holds." for n in range(30))
+        second = " ".join(f"Annex {_letters(i * 50 + n)} of {name} lists." for n in range(30))
+        body = f"# Policy {name}\n\n{marker}{first}\n\n## Annex {name}\n\n{second}\n"
+        (root / f"doc{i:04d}.md").write_text(body, encoding="utf-8")
+    return root
+
+
+def headline(tmp: Path, cases: int, latency_s: float, limits: Limits) -> None:
+    """The headline run of the module docstring with ``cases`` cases."""
+    documents = max(1, cases // 2)
+    corpus = _headline_corpus(tmp / "headline", documents)
+    side = max(1, cases // 20)
+    settings = GenerationSettings(qa=cases - 2 * side, unanswerable=side, injection=side, seed=0)
+    stub = StubServer().start()
+    stub.set_handler(FakeModel(latency_s=latency_s))
+    try:
+        config = LLMConfig(
+            model=MODEL, api_base=stub.url, concurrency=HEADLINE_CONCURRENCY, timeout_s=30
+        )
+        start = time.perf_counter()
+        result = generate(corpus, settings, client=LLMClient(config, ResponseCache(enabled=False)))
+        wall_s = time.perf_counter() - start
+    finally:
+        stub.stop()
+    summary = result.summary
+    rounds = summary["rounds"]
+    calls = summary["llm"]["calls"]
+    per_case = summary["per_written_case"]["calls"]
+    print(
+        f"headline: {cases} cases from {documents} documents "
+        f"({summary['corpus']['chunks']} chunks), stub latency {latency_s:.2f} s, "
+        f"concurrency {HEADLINE_CONCURRENCY}: {summary['written']} written in {wall_s:.1f} s; "
+        f"{calls} calls ({per_case} per written case); {rounds['run']} round(s) "
+        f"(written after each: {', '.join(str(r['written']) for r in rounds['by_round'])}); "
+        f"discarded {summary['discarded']}; stopped: {rounds['stopped']}",
+        flush=True,
+    )
+    if summary["shortfall"]:
+        limits.fail(f"headline shortfall {summary['shortfall']}")
+    if per_case is None or per_case > 1.2:
+        limits.fail(f"headline calls per written case {per_case} > 1.2")
+    ideal_s = calls * latency_s / HEADLINE_CONCURRENCY
+    limits.check(
+        "headline wall time vs calls x latency / concurrency", Comparison(ideal_s, wall_s), 1.5
+    )
+
+
 def _warm_up(corpus: Path) -> None:
     stub = StubServer().start()
     stub.set_handler(FakeModel())
@@ -95,13 +176,21 @@ def _warm_up(corpus: Path) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     add_quick(parser)
+    parser.add_argument(
+        "--headline", action="store_true", help="only the headline run, at 1,000 cases"
+    )
     args = parser.parse_args()
     settings, latency_s = (QUICK_SETTINGS, QUICK_LATENCY_S) if args.quick else (SETTINGS, LATENCY_S)
     # The openai client refuses to start without a key; the stub ignores it.
     os.environ.setdefault("OPENAI_API_KEY", "sk-bench-dummy")
+    limits = Limits(quick=args.quick)
+    headline_latency_s = QUICK_HEADLINE_LATENCY_S if args.quick else HEADLINE_LATENCY_S
     with tempfile.TemporaryDirectory() as tmp:
         corpus = _corpus(Path(tmp))
         _warm_up(corpus)
+        if args.headline:
+            headline(Path(tmp), 20 if args.quick else 1000, headline_latency_s, limits)
+            return limits.exit_status()
         serial_s, serial = _run(corpus, 1, ResponseCache(enabled=False), settings, latency_s)
         cache = ResponseCache(Path(tmp) / "cache")
         parallel_s, parallel = _run(corpus, 8, cache, settings, latency_s)
@@ -116,10 +205,11 @@ def main() -> int:
         if stub.request_count or [c.id for c in cached.cases] != [c.id for c in parallel.cases]:
             raise SystemExit("the cached re-run made a request or differs")
 
+        headline(Path(tmp), 20 if args.quick else 200, headline_latency_s, limits)
+
     llm = serial.summary["llm"]
     written = serial.summary["written"]
     print(f"stub latency {latency_s * 1000:.0f} ms; {llm['calls']} calls per run; {written} cases")
-    limits = Limits(quick=args.quick)
     limits.check("concurrency 8 vs 1", Comparison(serial_s, parallel_s), 0.25)
     per_case = serial.summary["per_written_case"]
     tokens = llm["prompt_tokens"] + llm["completion_tokens"]

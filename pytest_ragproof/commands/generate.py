@@ -15,6 +15,7 @@ DEFAULT_MAX_FILE_BYTES = 5_000_000
 DEFAULT_CHUNK_SIZE = 1000
 DEFAULT_CONCURRENCY = 4
 DEFAULT_ITEMS_PER_REQUEST = 2
+DEFAULT_MAX_ROUNDS = 3
 QA_TYPES = ("simple", "complex", "distracting", "situational", "double", "conversational")
 
 
@@ -91,6 +92,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_ITEMS_PER_REQUEST,
         metavar="N",
         help=f"items asked for per chunk and request (default {DEFAULT_ITEMS_PER_REQUEST})",
+    )
+    add(
+        "--max-rounds",
+        type=positive,
+        default=DEFAULT_MAX_ROUNDS,
+        metavar="N",
+        help="rounds in all: the plan, then top-ups from unused chunks for what was "
+        f"discarded (default {DEFAULT_MAX_ROUNDS}; 1 = no top-up)",
     )
     add(
         "--columns",
@@ -180,6 +189,7 @@ def run(args: argparse.Namespace) -> int:
             language=args.language,
             agent_description=args.agent_description,
             items_per_request=args.items_per_request,
+            max_rounds=args.max_rounds,
             chunk_size=args.chunk_size,
             chunk_overlap=args.chunk_overlap,
         )
@@ -202,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     from pytest_ragproof.generation import run_plan
-    from pytest_ragproof.generation.summary import ProgressPrinter, render_table
+    from pytest_ragproof.generation.summary import STOP_TEXT, ProgressPrinter, render_table
     from pytest_ragproof.llm import LLMClient, ResponseCache, gen_config
 
     try:
@@ -210,7 +220,7 @@ def run(args: argparse.Namespace) -> int:
     except LLMConfigError as exc:
         return _usage_error(str(exc))
     client = LLMClient(config, ResponseCache(args.cache_dir, enabled=not args.no_cache))
-    progress = None
+    progress: ProgressPrinter | None = None
     if not args.quiet:
         print(
             f"generate: {len(the_plan.requests)} requests planned over "
@@ -220,7 +230,12 @@ def run(args: argparse.Namespace) -> int:
         )
         progress = ProgressPrinter(sys.stderr, len(the_plan.requests), client.stats)
     try:
-        result = run_plan(the_plan, client, on_outcome=progress)
+        result = run_plan(
+            the_plan,
+            client,
+            on_outcome=progress,
+            on_round=progress.start_round if progress is not None else None,
+        )
     except KeyboardInterrupt:
         if client.cache.enabled:
             print(
@@ -246,9 +261,11 @@ def run(args: argparse.Namespace) -> int:
         )
         return 1
     if summary["shortfall"]:
+        rounds = summary["rounds"]
         print(
             f"ragproof generate: shortfall of {summary['shortfall']} case(s) "
-            f"({summary['written']} of {summary['requested']} written)",
+            f"({summary['written']} of {summary['requested']} written after "
+            f"{rounds['run']} round(s): {STOP_TEXT[rounds['stopped']]})",
             file=sys.stderr,
         )
         return 1 if args.fail_on_shortfall else 0

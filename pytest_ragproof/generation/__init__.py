@@ -9,7 +9,7 @@ Public API::
                                   agent_description="A support bot for ACME routers")
     result = generate("docs/", settings, client=None)   # or rows / a DataFrame / a Corpus
     result.write("dataset.jsonl")                        # + dataset.jsonl.summary.json
-    result.cases, result.summary, result.shortfall
+    result.cases, result.summary, result.shortfall      # after up to max_rounds=3 rounds
 
     the_plan = plan("docs/", settings)                   # no call: requests and chunks
     estimate(the_plan)                                   # calls and tokens (characters / 4)

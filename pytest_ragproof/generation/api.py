@@ -7,7 +7,7 @@
     settings = GenerationSettings(qa=40, unanswerable=10, injection=10, seed=0)
     result = generate("docs/", settings)          # model from RAGPROOF_GEN_MODEL
     result.write("dataset.jsonl")                 # + dataset.jsonl.summary.json
-    print(result.summary["shortfall"])
+    print(result.summary["shortfall"], result.summary["rounds"]["stopped"])
 
 litellm is imported only when a request misses the cache.
 """
@@ -27,6 +27,7 @@ from pytest_ragproof.ingest import DEFAULT_MAX_FILE_BYTES, Corpus
 
 if TYPE_CHECKING:
     from pytest_ragproof.dataset.models import Case
+    from pytest_ragproof.generation.rounds import RoundStart
     from pytest_ragproof.generation.runner import RequestOutcome
     from pytest_ragproof.llm import LLMClient
 
@@ -118,12 +119,14 @@ def generate(
     id_column: str | None = None,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     on_outcome: Callable[[RequestOutcome], None] | None = None,
+    on_round: RoundStart | None = None,
 ) -> GenerationResult:
     """Generate a reviewable dataset from ``source`` (see docs/generation.md).
 
     ``client`` defaults to ``LLMClient(gen_config(), ResponseCache())``: the model
     from ``RAGPROOF_GEN_MODEL`` and the cache in ``.ragproof_cache/``.
-    ``on_outcome`` is called as each request's chain finishes (progress).
+    ``on_outcome`` is called as each request's chain finishes (progress);
+    ``on_round(round, requests, items)`` before each top-up round runs.
     Provider failures, invalid replies and failed checks are discarded and
     counted, never raised; configuration errors raise.
     """
@@ -134,7 +137,7 @@ def generate(
         from pytest_ragproof.llm import LLMClient, ResponseCache, gen_config
 
         client = LLMClient(gen_config(), ResponseCache())
-    return run_plan(the_plan, client, on_outcome=on_outcome)
+    return run_plan(the_plan, client, on_outcome=on_outcome, on_round=on_round)
 
 
 def run_plan(
@@ -142,14 +145,14 @@ def run_plan(
     client: LLMClient,
     *,
     on_outcome: Callable[[RequestOutcome], None] | None = None,
+    on_round: RoundStart | None = None,
 ) -> GenerationResult:
-    """Execute a plan made by :func:`plan` with ``client`` (what :func:`generate` does)."""
-    from pytest_ragproof.generation.assemble import assemble
-    from pytest_ragproof.generation.runner import execute
+    """Execute a plan made by :func:`plan` with ``client`` (what :func:`generate` does),
+    with top-up rounds for discarded items (``settings.max_rounds``)."""
+    from pytest_ragproof.generation.rounds import run_rounds
     from pytest_ragproof.generation.summary import build_summary
 
-    outcomes = execute(the_plan, client, on_outcome=on_outcome)
+    rounds = run_rounds(the_plan, client, on_outcome=on_outcome, on_round=on_round)
     model = client.config.model
-    assembly = assemble(the_plan, outcomes, model)
-    summary = build_summary(the_plan, assembly, client.stats, model=model)
-    return GenerationResult(tuple(assembly.cases), summary, the_plan)
+    summary = build_summary(the_plan, rounds, client.stats, model=model)
+    return GenerationResult(tuple(rounds.assembly.cases), summary, the_plan)

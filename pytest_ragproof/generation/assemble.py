@@ -1,9 +1,12 @@
 """From request outcomes to cases: order, de-duplication, injection payloads, records.
 
 Output order is fixed by the plan, never by completion: all qa cases, then
-unanswerable, then injection; within a kind, requests in plan order and items
-in reply order. Ids are ``gen-<seed>-<kind>-<n>`` with ``n`` counting written
-cases of that kind from 1. Every case is normalized and validated exactly as
+unanswerable, then injection; within a kind, round by round (top-up rounds,
+see rounds.py), requests in plan order and items in reply order. Ids are
+``gen-<seed>-<kind>-<n>`` with ``n`` counting written cases of that kind from
+1. Rounds are assembled one after the other (each in kind order), so a later
+round never changes an earlier round's cases: near-duplicates are checked
+against every case kept before, in that order. Every case is normalized and validated exactly as
 ``load_dataset`` would; one that fails is discarded as ``invalid_output``.
 """
 
@@ -56,8 +59,11 @@ class Assembly:
         return sum(t.shortfall for t in self.tally.values())
 
 
-def assemble(plan: GenerationPlan, outcomes: Sequence[RequestOutcome], model: str) -> Assembly:
-    """Cases in output order plus the per kind/type tally (module docstring)."""
+def assemble(
+    plan: GenerationPlan, rounds: Sequence[Sequence[RequestOutcome]], model: str
+) -> Assembly:
+    """Cases in output order plus the per kind/type tally, from the outcomes of each
+    round (module docstring)."""
     tally: dict[tuple[str, str], KindTally] = {}
     for need in plan.needs:
         if not need.n:
@@ -65,9 +71,9 @@ def assemble(plan: GenerationPlan, outcomes: Sequence[RequestOutcome], model: st
         tally.setdefault((need.kind, need.question_type), KindTally()).requested += need.n
     seen = NearDuplicateFilter(plan.settings.dedup_threshold)
     canaries: set[str] = set()
-    cases: list[Case] = []
-    for kind in KIND_ORDER:
-        written = 0
+    by_kind: dict[CaseKind, list[Case]] = {kind: [] for kind in KIND_ORDER}
+    for outcomes, kind in ((o, k) for o in rounds for k in KIND_ORDER):
+        kept = by_kind[kind]
         for outcome in outcomes:
             request = outcome.request
             for index, item_outcome in enumerate(outcome.items):
@@ -80,7 +86,7 @@ def assemble(plan: GenerationPlan, outcomes: Sequence[RequestOutcome], model: st
                 reason: DiscardReason | None = item_outcome.discard
                 case: Case | None = None
                 if reason is None:
-                    case = _case(plan, outcome, item_outcome, kind, written + 1, model, canaries)
+                    case = _case(plan, outcome, item_outcome, kind, len(kept) + 1, model, canaries)
                     if case is None:
                         reason = "invalid_output"
                     elif not seen.admit(case.question, _user_turns(case)):
@@ -88,12 +94,11 @@ def assemble(plan: GenerationPlan, outcomes: Sequence[RequestOutcome], model: st
                 if reason is not None or case is None:
                     entry.discarded[reason or "invalid_output"] += 1
                     continue
-                written += 1
                 entry.written += 1
-                cases.append(case)
+                kept.append(case)
                 if case.canary is not None:
                     canaries.add(case.canary)
-    return Assembly(cases, tally)
+    return Assembly([case for kind in KIND_ORDER for case in by_kind[kind]], tally)
 
 
 def _user_turns(case: Case) -> list[str]:

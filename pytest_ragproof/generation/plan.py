@@ -51,9 +51,11 @@ class GenerationSettings:
     """What to generate. Counts are cases; ``types`` are qa question types.
 
     ``items_per_request`` is how many items one request asks for (fewer calls
-    per case, less variety). ``top_k`` is how many BM25 chunks an unanswerable
-    question is checked against. ``generators`` replace the built-in generator
-    of every (kind, question type) they claim.
+    per case, less variety). ``max_rounds`` bounds the rounds of a run: the
+    first runs the plan, the others top up what was discarded. ``top_k`` is
+    how many BM25 chunks an unanswerable question is checked against.
+    ``generators`` replace the built-in generator of every (kind, question
+    type) they claim.
     """
 
     qa: int = 0
@@ -69,6 +71,7 @@ class GenerationSettings:
     chunk_overlap: int | None = None
     top_k: int = 3
     dedup_threshold: float = DEFAULT_THRESHOLD
+    max_rounds: int = 3
     generators: tuple[QuestionGenerator, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
@@ -87,6 +90,9 @@ class GenerationSettings:
         )
         if self.items_per_request < 1:
             raise ConfigError("items_per_request must be at least 1")
+        rounds = self.max_rounds
+        if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+            raise ConfigError(f"max_rounds must be an integer of at least 1, got {rounds!r}")
         if self.top_k < 1:
             raise ConfigError("top_k must be at least 1")
         if not 0.0 < self.dedup_threshold <= 1.0:

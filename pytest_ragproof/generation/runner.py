@@ -13,7 +13,7 @@ the run (the remaining chains are cancelled).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -210,9 +210,13 @@ def _all(
 
 
 def execute(
-    plan: GenerationPlan, client: LLMClient, *, on_outcome: Progress | None = None
+    plan: GenerationPlan,
+    client: LLMClient,
+    *,
+    requests: Sequence[PlannedRequest] | None = None,
+    on_outcome: Progress | None = None,
 ) -> list[RequestOutcome]:
-    """Run every request of ``plan``; outcomes in plan order (module docstring)."""
+    """Run ``requests`` (default: every request of ``plan``); outcomes in their order."""
     import asyncio
 
     executor = _Executor(plan, client)
@@ -227,7 +231,8 @@ def execute(
                 on_outcome(outcome)
             return outcome
 
-        tasks = [asyncio.ensure_future(one(r)) for r in plan.requests]
+        todo = plan.requests if requests is None else requests
+        tasks = [asyncio.ensure_future(one(r)) for r in todo]
         try:
             return list(await asyncio.gather(*tasks))
         except BaseException:

@@ -14,7 +14,12 @@
    used every chunk, pieces join that generator's request on the next chunk in
    the order, so no two requests ever send the same prompt. A request may thus
    hold items for qa and injection cases at once (``allocation``).
-4. Distractors (``distracting`` questions): a chunk drawn with
+4. Top-up rounds (:func:`plan_top_up`). The short counts of a round are cut
+   into pieces the same way; each piece gets the first chunk of the order that
+   no request of any round has sent yet, else the first one its generator has
+   not been sent yet. There is no wrap-around: a piece with no such chunk is
+   left unplanned (that generator has run out of corpus).
+5. Distractors (``distracting`` questions): a chunk drawn with
    ``random.Random("ragproof.distractor/<seed>/<chunk id>")`` from the other
    documents' chunks, else from the document's other chunks, else none.
 
@@ -155,6 +160,81 @@ def plan_requests(
         )
         for i, d in enumerate(drafts)
     ]
+
+
+def plan_top_up(
+    chunks: Sequence[Chunk],
+    needs: Sequence[Need],
+    *,
+    seed: int,
+    items_per_request: int,
+    sent: Sequence[PlannedRequest],
+    first_position: int,
+) -> tuple[list[PlannedRequest], dict[tuple[CaseKind, str], int]]:
+    """Requests for the short ``needs`` of a round (module docstring, step 4).
+
+    ``sent`` are the requests of the earlier rounds. Returns the requests
+    (positions from ``first_position``) and, per (kind, question type), the
+    items no unused chunk was left for.
+    """
+    if items_per_request < 1:
+        raise ValueError("items_per_request must be at least 1")
+    picker = _TopUpPicker(chunk_order(chunks, seed), sent)
+    drafts: list[_Draft] = []
+    unplanned: dict[tuple[CaseKind, str], int] = {}
+    for need in needs:
+        remaining = need.n
+        while remaining > 0:
+            piece = min(items_per_request, remaining)
+            chunk = picker.take(need.gen_kind, need.gen_type)
+            if chunk is None:
+                unplanned[(need.kind, need.question_type)] = remaining
+                break
+            remaining -= piece
+            drafts.append(_Draft(need.gen_kind, need.gen_type, chunk, {need.kind: piece}))
+    requests = [
+        PlannedRequest(
+            position=first_position + i,
+            gen_kind=d.gen_kind,
+            question_type=d.question_type,
+            chunk=d.chunk,
+            allocation=tuple(d.allocation.items()),
+            distractor=pick_distractor(chunks, d.chunk, seed)
+            if d.question_type == "distracting"
+            else None,
+        )
+        for i, d in enumerate(drafts)
+    ]
+    return requests, unplanned
+
+
+class _TopUpPicker:
+    """Step 4's choice in linear time overall: ``sent`` and ``used`` only grow, so
+    the first unsent chunk and each generator's first unused chunk only move on."""
+
+    def __init__(self, order: list[Chunk], sent: Sequence[PlannedRequest]) -> None:
+        self.order = order
+        self.used = {(r.gen_kind, r.question_type, r.chunk.id) for r in sent}
+        self.sent_ids = {r.chunk.id for r in sent}
+        self.fresh = 0  # every chunk before it has been sent
+        self.cursors: dict[tuple[GenKind, str], int] = {}  # all before: sent to it
+
+    def take(self, gen_kind: GenKind, gen_type: str) -> Chunk | None:
+        order = self.order
+        while self.fresh < len(order) and order[self.fresh].id in self.sent_ids:
+            self.fresh += 1
+        if self.fresh < len(order):
+            chunk: Chunk | None = order[self.fresh]  # unsent, so unused by this generator
+        else:
+            i = self.cursors.get((gen_kind, gen_type), 0)
+            while i < len(order) and (gen_kind, gen_type, order[i].id) in self.used:
+                i += 1
+            self.cursors[(gen_kind, gen_type)] = i
+            chunk = order[i] if i < len(order) else None
+        if chunk is not None:
+            self.used.add((gen_kind, gen_type, chunk.id))
+            self.sent_ids.add(chunk.id)
+        return chunk
 
 
 def _next_free(

@@ -10,22 +10,33 @@ import time
 from collections import Counter
 from typing import IO, TYPE_CHECKING, Any
 
-from pytest_ragproof.generation.assemble import GENERATOR_VERSION, Assembly
+from pytest_ragproof.generation.assemble import GENERATOR_VERSION
 from pytest_ragproof.generation.injection import LIBRARY_VERSION
 from pytest_ragproof.generation.types import DISCARD_REASONS, INJECTION_BASE_TYPE
 
 if TYPE_CHECKING:
     from pytest_ragproof.generation.plan import Estimate, GenerationPlan
+    from pytest_ragproof.generation.rounds import Rounds
     from pytest_ragproof.generation.runner import RequestOutcome
     from pytest_ragproof.llm import LLMStats
 
 SUMMARY_FORMAT = "ragproof.generate-summary/1"
 
 
+#: Why the rounds of a run stopped, as the stderr table says it.
+STOP_TEXT = {
+    "complete": "every requested count was met",
+    "max_rounds": "--max-rounds reached",
+    "corpus_exhausted": "no unused chunk left for the short kinds and types",
+    "provider_errors": "only provider failures are left, and those are not topped up",
+}
+
+
 def build_summary(
-    plan: GenerationPlan, assembly: Assembly, stats: LLMStats, *, model: str
+    plan: GenerationPlan, rounds: Rounds, stats: LLMStats, *, model: str
 ) -> dict[str, Any]:
     """The JSON-ready summary of a finished run (keys in a fixed order)."""
+    assembly = rounds.assembly
     rows: list[dict[str, Any]] = []
     total_discards: Counter[str] = Counter()
     for (kind, question_type), t in assembly.tally.items():
@@ -62,6 +73,7 @@ def build_summary(
             "chunk_overlap": settings.chunk_overlap,
             "top_k": settings.top_k,
             "dedup_threshold": settings.dedup_threshold,
+            "max_rounds": settings.max_rounds,
             "custom_generators": sorted({g.name for g in settings.generators}),
         },
         "corpus": {
@@ -77,6 +89,22 @@ def build_summary(
         "shortfall": assembly.shortfall,
         "by_kind_and_type": rows,
         "planned_requests": len(plan.requests),
+        "rounds": {
+            "run": len(rounds.reports),
+            "stopped": rounds.stopped,
+            "requests": rounds.requests,
+            "by_round": [
+                {
+                    "round": r.round,
+                    "requests": r.requests,
+                    "items": r.items,
+                    "written": r.written,
+                    "shortfall": r.shortfall,
+                }
+                for r in rounds.reports
+            ],
+            "out_of_chunks": [{"kind": k, "question_type": t} for k, t in rounds.out_of_chunks],
+        },
         "llm": llm,
         "per_written_case": {
             "calls": round(stats.calls / written, 3) if written else None,
@@ -113,7 +141,7 @@ def render_table(summary: dict[str, Any]) -> str:
         ]
     )
     headers = ["kind", "type", "requested", "written", *reasons, "shortfall"]
-    parts = [tabulate(rows, headers=headers, tablefmt="simple")]
+    parts = [tabulate(rows, headers=headers, tablefmt="simple"), rounds_line(summary)]
     skipped = summary["corpus"]["skipped"]
     if skipped:
         skip_rows = [[_shown(s["id"]), s["reason"], s["detail"]] for s in skipped]
@@ -132,6 +160,21 @@ def render_table(summary: dict[str, Any]) -> str:
     if failures:
         parts.append("failures: " + ", ".join(f"{k} x{v}" for k, v in failures.items()))
     return "\n\n".join(parts)
+
+
+def rounds_line(summary: dict[str, Any]) -> str:
+    """``rounds: 2 of at most 3 (written after each: 18, 20); stopped: ...``."""
+    rounds = summary["rounds"]
+    written = ", ".join(str(r["written"]) for r in rounds["by_round"])
+    line = (
+        f"rounds: {rounds['run']} of at most {summary['settings']['max_rounds']} "
+        f"({rounds['requests']} requests; written after each: {written}); "
+        f"stopped: {STOP_TEXT[rounds['stopped']]}"
+    )
+    if rounds["out_of_chunks"] and summary["shortfall"]:
+        short = ", ".join(f"{r['kind']} {r['question_type']}" for r in rounds["out_of_chunks"])
+        line += f"; out of chunks: {short}"
+    return line
 
 
 class ProgressPrinter:
@@ -163,6 +206,15 @@ class ProgressPrinter:
         if self.done == self.planned or now - self._last >= self.interval_s:
             self._last = now
             print(self.line(), file=self.stream, flush=True)
+
+    def start_round(self, number: int, requests: int, items: int) -> None:
+        """A top-up round begins: its requests join the planned count."""
+        self.planned += requests
+        print(
+            f"generate: round {number} tops up {items} item(s) with {requests} request(s)",
+            file=self.stream,
+            flush=True,
+        )
 
     def line(self) -> str:
         tokens = self.stats.prompt_tokens + self.stats.completion_tokens
@@ -202,7 +254,8 @@ def render_plan(plan: GenerationPlan, est: Estimate, model: str | None) -> str:
     lines += [
         "",
         f"estimated calls: {est.calls} ({est.generation_calls} generation, "
-        f"{est.verification_calls} verification), before retries, repairs and cache hits",
+        f"{est.verification_calls} verification), before retries, repairs, cache hits "
+        "and top-up rounds",
         f"estimated tokens (characters / 4): ~{est.prompt_tokens} prompt + "
         f"~{est.completion_tokens} completion",
     ]

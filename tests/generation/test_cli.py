@@ -81,7 +81,10 @@ def test_shortfall_is_reported_and_fails_only_when_asked(
     args += ["--types", "simple", "--items-per-request", "1", "--model", MODEL]
     args += ["--api-base", llm_stub.url, "--no-cache", "--language", "de"]
     assert main(args) == 0
-    assert "shortfall of 1 case(s) (1 of 2 written)" in capsys.readouterr().err
+    assert (
+        "shortfall of 1 case(s) (1 of 2 written after 1 round(s): "
+        "no unused chunk left for the short kinds and types)"
+    ) in capsys.readouterr().err
     summary = json.loads((tmp_path / "o.jsonl.summary.json").read_text("utf-8"))
     assert summary["discarded"] == {"count_mismatch": 1}
     assert summary["language"] == "de" and summary["language_source"] == "option"
@@ -126,6 +129,7 @@ def test_the_parser_defaults_mirror_the_library() -> None:
     defaults = GenerationSettings(qa=1)
     assert command.QA_TYPES == QA_TYPES == defaults.types
     assert defaults.items_per_request == command.DEFAULT_ITEMS_PER_REQUEST
+    assert defaults.max_rounds == command.DEFAULT_MAX_ROUNDS
     assert command.DEFAULT_CHUNK_SIZE == DEFAULT_CHUNK_SIZE == defaults.chunk_size
     assert command.DEFAULT_MAX_FILE_BYTES == DEFAULT_MAX_FILE_BYTES
     assert LLMConfig(model="x/y").concurrency == command.DEFAULT_CONCURRENCY
