@@ -12,6 +12,7 @@ from pytest_ragproof.metrics import (
     score_case,
     would_match_by_document,
 )
+from pytest_ragproof.metrics.outputs import content_id
 from pytest_ragproof.runner.config import RunConfig
 from pytest_ragproof.runner.record import CaseRecord, Failure
 from pytest_ragproof.thresholds import Threshold
@@ -105,6 +106,17 @@ def failure_message(record: CaseRecord, case: Case, output: PipelineOutput, cfg:
             lines.append(
                 "  hint: no retrieved chunk id matches, but the contexts' "
                 "metadata.document_id would; try --ragproof-source-match=document"
+            )
+        elif (
+            output.contexts
+            and not set(case.expected_source_ids) & set(record.retrieved_ids or [])
+            and all(c.id == content_id(c.text) for c in output.contexts)
+        ):
+            lines.append(
+                "  hint: the contexts carry no id (plain strings, or documents without one), "
+                "so each has a content-hash id that cannot match expected_source_ids; return "
+                '{"id": ..., "text": ...} mappings, or documents with metadata["document_id"] '
+                'or metadata["source"] and --ragproof-source-match=document'
             )
     if case.kind == "injection" and case.canary and not cfg.redact:
         lines.append(f"  canary: {case.canary}")

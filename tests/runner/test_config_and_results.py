@@ -126,6 +126,27 @@ def rag_pipeline():
     assert run(project, [], "--ragproof-source-match=document").ret == 0
 
 
+def test_plain_string_contexts_get_a_content_hash_hint(project: pytest.Pytester) -> None:
+    project.makeconftest(
+        """
+import pytest
+@pytest.fixture(scope="session")
+def rag_pipeline():
+    def pipe(question):
+        return {"response": "x", "retrieved_contexts": ["Refunds take 30 days.", "SSO."]}
+    return pipe
+"""
+    )
+    result = run(project, [], "-k", "qa-good")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            "*hint: the contexts carry no id (plain strings, or documents without one), so each "
+            "has a content-hash id that cannot match expected_source_ids*"
+        ]
+    )
+
+
 def test_plugin_unused_imports_nothing_heavy(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_x():\n    pass\n")
     pytester.makeconftest(
