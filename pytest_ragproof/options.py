@@ -270,6 +270,26 @@ def given(config: pytest.Config, name: str) -> str | None:
     return opt.ini if opt.ini in inicfg else None
 
 
+def origin(config: pytest.Config, name: str) -> str:
+    """`` (from ragproof_x in pytest.ini)`` when the value came from the ini file, else ''."""
+    if config.getoption(BY_NAME[name].dest, default=None) not in (None, False, []):
+        return ""
+    inicfg = getattr(config, "inicfg", {})
+    if BY_NAME[name].ini not in inicfg:
+        return ""
+    where = config.inipath.name if config.inipath is not None else "the ini file"
+    return f" (from {BY_NAME[name].ini} in {where})"
+
+
+def origin_of(config: pytest.Config, error: Exception) -> str:
+    """:func:`origin` of the option an error message names by its flag, if any."""
+    import re
+
+    match = re.search(r"--ragproof-([a-z-]+)", str(error))
+    name = match.group(1).replace("-", "_") if match else None
+    return origin(config, name) if name in BY_NAME else ""
+
+
 def check_usage(config: pytest.Config) -> None:
     """Settings that would silently do nothing are usage errors (every run, cheap)."""
     inicfg = getattr(config, "inicfg", {})

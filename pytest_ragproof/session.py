@@ -86,8 +86,14 @@ def _relpath(config: pytest.Config, path: Path) -> str:
     return _relpath_cached(config.rootpath, path)
 
 
-def _load(path: Path) -> Dataset:
+def _load(path: Path, config: pytest.Config) -> Dataset:
     """A dataset, or the usage error that stops the run before any case runs."""
+    if not path.exists():
+        origin = options.origin(config, "dataset")
+        raise pytest.UsageError(
+            f"ragproof: dataset {path} does not exist{origin}; check the path (relative to "
+            "the ini file for ragproof_dataset, to the current folder for --ragproof-dataset)"
+        )
     try:
         return load_dataset(path)
     except DatasetError as exc:
@@ -105,18 +111,18 @@ class RagproofRun:
         try:
             self.cfg: RunConfig = build(config)
         except ConfigError as exc:
-            raise pytest.UsageError(f"ragproof: {exc}") from None
+            raise pytest.UsageError(f"ragproof: {exc}{options.origin_of(config, exc)}") from None
         self.is_worker = xdist_support.is_worker(config)
         try:
             self.baseline = baseline_settings(config)
             check_outputs(config, self.cfg.report)
         except ConfigError as exc:
-            raise pytest.UsageError(f"ragproof: {exc}") from None
+            raise pytest.UsageError(f"ragproof: {exc}{options.origin_of(config, exc)}") from None
         self.loops = LoopOwner()
         self.selection = select_datasets(config, self.cfg.datasets)
         self.datasets: dict[Path, Dataset] = {}
         for path in self.selection.joined:
-            self.datasets[path] = _load(path)
+            self.datasets[path] = _load(path, self.config)
         self._check_unique_ids()
         self.expected: set[str] = {
             f"{_relpath(config, path)}::{case.id}"
@@ -149,7 +155,7 @@ class RagproofRun:
         """Load a dataset once per process (marker mode asks during collection)."""
         ds = self.datasets.get(path)
         if ds is None:
-            ds = self.datasets[path] = _load(path)
+            ds = self.datasets[path] = _load(path, self.config)
         return ds
 
     def _check_unique_ids(self) -> None:

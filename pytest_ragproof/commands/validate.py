@@ -48,7 +48,10 @@ def run(args: argparse.Namespace) -> int:
         if len(problems) > MAX_LISTED:
             print(f"  … and {len(problems) - MAX_LISTED} more", file=sys.stderr)
         return 1
-    print(f"{args.file}: valid, {len(dataset)} case(s)")
+    if args.corpus is None:
+        print(f"{args.file}: valid, {len(dataset)} case(s)")
+    else:  # the records are valid; whether their source ids exist is told below
+        print(f"{args.file}: records valid, {len(dataset)} case(s); source ids checked below")
     state = "frozen (hash verified)" if dataset.frozen else "not frozen"
     if dataset.frozen_format is not None and dataset.frozen_format != FORMAT:
         state += (

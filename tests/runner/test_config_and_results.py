@@ -166,7 +166,16 @@ def pytest_sessionfinish(session):
 def test_missing_dataset_file(pytester: pytest.Pytester, tmp_path: Path) -> None:
     result = pytester.runpytest("--ragproof-dataset=nope.jsonl", "-p", "no:asyncio")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*ragproof: invalid dataset*nope.jsonl*cannot read*"])
+    result.stderr.fnmatch_lines(["*ragproof: dataset *nope.jsonl does not exist; check the path*"])
+    pytester.makeini("[pytest]\nragproof_dataset = gone.frozen.json\nragproof_k = 1,x\n")
+    result = pytester.runpytest("-p", "no:asyncio")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*got '1,x' (from ragproof_k in tox.ini)*"])
+    pytester.makeini("[pytest]\nragproof_dataset = gone.frozen.json\n")
+    result = pytester.runpytest("-p", "no:asyncio")
+    result.stderr.fnmatch_lines(
+        ["*dataset *gone.frozen.json does not exist (from ragproof_dataset in tox.ini)*"]
+    )
 
 
 def test_bad_record_is_a_usage_error_pointing_to_validate(
