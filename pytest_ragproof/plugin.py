@@ -7,6 +7,7 @@ or during collection when a test carries ``@pytest.mark.rag``.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -50,6 +51,24 @@ class _LateRun:
 
         if RUN_KEY not in self.config.stash:
             get_run(self.config).pytest_runtest_logreport(report)
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """A frozen dataset named on the command line of a run that configures none."""
+    if not file_path.name.endswith(".frozen.json") or not parent.session.isinitpath(file_path):
+        return None
+    if options.datasets_configured(parent.config):
+        return None  # the run collects its datasets (and refuses other ones by name)
+    return _UnconfiguredDataset.from_parent(parent, path=file_path)
+
+
+class _UnconfiguredDataset(pytest.File):
+    def collect(self) -> list[pytest.Item]:
+        raise self.CollectError(
+            f"ragproof: {self.path.name} is a ragproof dataset, but this run configures none; "
+            f"run it with pytest --ragproof-dataset={self.path.name}, or add it to "
+            "ragproof_dataset in your pytest configuration"
+        )
 
 
 @pytest.fixture

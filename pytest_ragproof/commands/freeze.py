@@ -69,13 +69,20 @@ def run(args: argparse.Namespace) -> int:
         return _check(args)
     from pytest_ragproof.dataset.canonical import FORMAT
     from pytest_ragproof.dataset.freeze import freeze_file
+    from pytest_ragproof.errors import DatasetError, FrozenDatasetModifiedError
 
-    result = freeze_file(
-        args.input,
-        args.output or None,
-        require_review=args.require_review,
-        field_map=field_map_from(args),
-    )
+    try:
+        result = freeze_file(
+            args.input,
+            args.output or None,
+            require_review=args.require_review,
+            field_map=field_map_from(args),
+        )
+    except DatasetError as exc:
+        print(f"ragproof freeze: error: {exc}", file=sys.stderr)
+        if not isinstance(exc, FrozenDatasetModifiedError) and exc.record is not None:
+            print(f"  to list every bad record: ragproof validate {args.input}", file=sys.stderr)
+        return 1
     dataset = result.dataset
     if result.upgraded_from_format is not None:
         print(

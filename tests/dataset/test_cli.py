@@ -136,3 +136,15 @@ def test_split_says_which_cases_got_a_split_and_which_changed(
     args = ["split", str(first), "--seed", "4", "--ratios", "0,0,1", "-o", str(everything_test)]
     assert main(args) == 0
     assert f"{not_test} case(s) got a different split than before" in capsys.readouterr().out
+
+
+def test_freeze_of_a_bad_record_points_at_validate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "bad.jsonl"
+    src.write_text('{"question": "Q?", "kind": "qa"}\n', encoding="utf-8")
+    assert main(["freeze", str(src)]) == 1
+    err = capsys.readouterr().err
+    assert "ragproof freeze: error: " in err and "record 1, line 1" in err
+    assert f"to list every bad record: ragproof validate {src}" in err
+    assert not (tmp_path / "bad.frozen.json").exists()

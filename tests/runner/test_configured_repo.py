@@ -383,3 +383,18 @@ def test_exports_never_replace_a_file_they_did_not_write(
     # Its own earlier output is replaced (HTML) or appended to (Markdown) as before.
     assert _run(repo, [], "--ragproof-html=report.html", "--ragproof-markdown=s.md").ret == 0
     assert _run(repo, [], "--ragproof-html=report.html", "--ragproof-markdown=s.md").ret == 0
+
+
+def test_a_frozen_dataset_named_in_a_run_that_configures_none(pytester: pytest.Pytester) -> None:
+    write_frozen(pytester, CASES)
+    pytester.makeconftest(CONFTEST)
+    behave(pytester, {})
+    result = _run(pytester, [], "cases.frozen.json")
+    assert result.ret == pytest.ExitCode.INTERRUPTED  # one collection error, as pytest does
+    result.stdout.fnmatch_lines(
+        [
+            "*ragproof: cases.frozen.json is a ragproof dataset, but this run configures none; "
+            "run it with pytest --ragproof-dataset=cases.frozen.json*"
+        ]
+    )
+    assert "not found" not in result.stdout.str() + result.stderr.str()
