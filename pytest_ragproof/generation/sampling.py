@@ -147,9 +147,16 @@ def plan_requests(
                 by_key[key] = draft
                 drafts.append(draft)
             draft.allocation[need.kind] = draft.allocation.get(need.kind, 0) + piece
+    return _requests(drafts, chunks, seed, 0)
+
+
+def _requests(
+    drafts: Sequence[_Draft], chunks: Sequence[Chunk], seed: int, first_position: int
+) -> list[PlannedRequest]:
+    """The planned requests of ``drafts``, numbered from ``first_position``."""
     return [
         PlannedRequest(
-            position=i,
+            position=first_position + i,
             gen_kind=d.gen_kind,
             question_type=d.question_type,
             chunk=d.chunk,
@@ -192,20 +199,7 @@ def plan_top_up(
                 break
             remaining -= piece
             drafts.append(_Draft(need.gen_kind, need.gen_type, chunk, {need.kind: piece}))
-    requests = [
-        PlannedRequest(
-            position=first_position + i,
-            gen_kind=d.gen_kind,
-            question_type=d.question_type,
-            chunk=d.chunk,
-            allocation=tuple(d.allocation.items()),
-            distractor=pick_distractor(chunks, d.chunk, seed)
-            if d.question_type == "distracting"
-            else None,
-        )
-        for i, d in enumerate(drafts)
-    ]
-    return requests, unplanned
+    return _requests(drafts, chunks, seed, first_position), unplanned
 
 
 class _TopUpPicker:
