@@ -261,21 +261,31 @@ BASELINE_DEPENDENT = (
 )
 
 
+def ini_keys(config: pytest.Config) -> frozenset[str]:
+    """The keys the ini file (and ``-o``) set.
+
+    pytest 9 deprecates ``config.inicfg`` (reading it warns in every run); its keys are
+    in ``config._inicfg`` there, and in ``config.inicfg`` on pytest 8.
+    """
+    raw = getattr(config, "_inicfg", None)
+    if raw is None:
+        raw = getattr(config, "inicfg", None)
+    return frozenset(raw) if raw is not None else frozenset()
+
+
 def given(config: pytest.Config, name: str) -> str | None:
     """How the user set an option: its flag, its ini key, or None when left at its default."""
     opt = BY_NAME[name]
     if config.getoption(opt.dest, default=None) not in (None, False, []):
         return opt.cli
-    inicfg = getattr(config, "inicfg", {})
-    return opt.ini if opt.ini in inicfg else None
+    return opt.ini if opt.ini in ini_keys(config) else None
 
 
 def origin(config: pytest.Config, name: str) -> str:
     """`` (from ragproof_x in pytest.ini)`` when the value came from the ini file, else ''."""
     if config.getoption(BY_NAME[name].dest, default=None) not in (None, False, []):
         return ""
-    inicfg = getattr(config, "inicfg", {})
-    if BY_NAME[name].ini not in inicfg:
+    if BY_NAME[name].ini not in ini_keys(config):
         return ""
     where = config.inipath.name if config.inipath is not None else "the ini file"
     return f" (from {BY_NAME[name].ini} in {where})"
@@ -292,7 +302,7 @@ def origin_of(config: pytest.Config, error: Exception) -> str:
 
 def check_usage(config: pytest.Config) -> None:
     """Settings that would silently do nothing are usage errors (every run, cheap)."""
-    inicfg = getattr(config, "inicfg", {})
+    inicfg = ini_keys(config)
     known = {o.ini for o in OPTIONS}
     for key in inicfg:
         if key.startswith("ragproof_") and key not in known:

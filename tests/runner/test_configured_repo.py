@@ -398,3 +398,10 @@ def test_a_frozen_dataset_named_in_a_run_that_configures_none(pytester: pytest.P
         ]
     )
     assert "not found" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_configured_run_uses_no_deprecated_pytest_api(repo: pytest.Pytester) -> None:
+    # pytest 9 deprecates config.inicfg: reading it would warn in every user's run.
+    result = _run(repo, [], "-W", "error::pytest.PytestDeprecationWarning")
+    assert result.ret == 0, result.stdout.str()
+    assert "Deprecat" not in result.stdout.str()
