@@ -139,6 +139,7 @@ class RagproofRun:
         self.ahead = LookAhead(self.cfg, self.notes)
         self.written: list[str] = []
         self.outcome: RunOutcome | None = None
+        self._local: dict[str, CaseRecord] = {}  # serial: a report's record until it is logged
         # Metrics as user_properties only for the reports that print them (JUnit XML,
         # pytest-reportlog): 30 properties per case are copied into every test report.
         self.properties = bool(
@@ -288,16 +289,17 @@ class RagproofRun:
         if self.is_worker:
             setattr(report, "ragproof", record.to_dict())  # noqa: B010 - pytest's report
         else:
-            setattr(report, "ragproof_record", record)  # noqa: B010
+            # Kept beside the report, not on it: plugins such as pytest-reportlog serialize
+            # every attribute of a report.
+            self._local[report.nodeid] = record
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:
             return  # the controller gathers records (xdist sends this report on)
-        local: CaseRecord | None = getattr(report, "ragproof_record", None)
+        local = self._local.pop(report.nodeid, None)
         data = getattr(report, "ragproof", None)
         if local is not None:
             self.records[report.nodeid] = local
-            del report.ragproof_record  # pytest keeps its reports until the end
         elif data is not None:
             self.records[report.nodeid] = CaseRecord.from_dict(data)
             del report.ragproof

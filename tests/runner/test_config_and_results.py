@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.pytester_projects import behave, load_json, run
+from tests.runner.conftest import CONFTEST
 
 
 def test_ini_in_pyproject_and_command_line_override(
@@ -63,6 +64,40 @@ def test_junit_carries_metrics(project: pytest.Pytester, mode: list[str]) -> Non
     assert props["ragproof.hit@5"] == "1.0"
     assert props["ragproof.status"] == "passed"
     assert case.get("classname") == "cases.frozen.json"
+
+
+def test_report_log_carries_metrics_and_only_json(
+    project: pytest.Pytester, mode: list[str]
+) -> None:
+    # pytest-reportlog serializes every report attribute: a record object on a report
+    # would break it, and the metrics must reach it as user_properties.
+    result = run(project, mode, "--report-log=log.jsonl")
+    assert result.ret == 0, result.stdout.str()
+    calls = [
+        json.loads(line)
+        for line in (project.path / "log.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    (call,) = [
+        r
+        for r in calls
+        if r.get("$report_type") == "TestReport"
+        and r["when"] == "call"
+        and r["nodeid"].endswith("::qa-good")
+    ]
+    props = dict(call["user_properties"])
+    assert props["ragproof.hit@5"] == 1.0 and props["ragproof.status"] == "passed"
+
+
+def test_without_junit_or_report_log_no_properties_are_attached(project: pytest.Pytester) -> None:
+    project.makeconftest(
+        CONFTEST
+        + """
+def pytest_runtest_logreport(report):
+    if report.when == "call" and report.user_properties:
+        raise AssertionError("unexpected user_properties")
+"""
+    )
+    assert run(project, []).ret == 0
 
 
 def _without_timings(data: dict[str, Any]) -> dict[str, Any]:
