@@ -146,6 +146,19 @@ def evaluate(
     :class:`~pytest_ragproof.errors.PipelineSignatureError` (a ``ConfigError``)
     before any case runs.
     """
+    base_settings = None
+    if baseline is not None:
+        from pytest_ragproof.runner.baseline import baseline_settings
+
+        base_settings = baseline_settings(
+            Path(baseline).resolve(),
+            shown=str(baseline),
+            update=baseline_update,
+            tolerances=regression_tolerances,
+            alpha=regression_alpha,
+            allow_dataset_change=baseline_allow_dataset_change,
+            fail_on_case_regression=fail_on_case_regression,
+        )
     cfg = make_config(
         k=k,
         source_match=source_match,
@@ -160,20 +173,8 @@ def evaluate(
         abstain_patterns=abstain_patterns,
         concurrency=concurrency,
         redact=redact,
+        baseline=base_settings,
     )
-    base_settings = None
-    if baseline is not None:
-        from pytest_ragproof.runner.baseline import baseline_settings
-
-        base_settings = baseline_settings(
-            Path(baseline).resolve(),
-            shown=str(baseline),
-            update=baseline_update,
-            tolerances=regression_tolerances,
-            alpha=regression_alpha,
-            allow_dataset_change=baseline_allow_dataset_change,
-            fail_on_case_regression=fail_on_case_regression,
-        )
     ds = _as_dataset(dataset)
     pipelines = dict(pipeline) if isinstance(pipeline, Mapping) else {pipeline_name: pipeline}
     for fn in pipelines.values():
@@ -193,7 +194,7 @@ def evaluate(
         expected=len(records),
         selected=len(records),
     )
-    outcome = decide(facts, cfg, base_settings)
+    outcome = decide(facts, cfg)
     if outcome.baseline_write is not None and base_settings is not None:
         write_results(outcome.baseline_write, base_settings.path)
     records = sorted(records, key=lambda r: (r.pipeline, r.nodeid))

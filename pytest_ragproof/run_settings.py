@@ -59,6 +59,7 @@ def build(config: pytest.Config) -> RunConfig:
         worst=get(config, "worst"),
         xfail_tags=get(config, "xfail_tag"),
         components=str(get(config, "components")),
+        baseline=baseline_settings(config),
     )
 
 

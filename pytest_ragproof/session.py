@@ -26,7 +26,7 @@ from pytest_ragproof.errors import (
     PipelineSignatureError,
 )
 from pytest_ragproof.lookahead import LookAhead
-from pytest_ragproof.run_settings import baseline_settings, build, check_outputs
+from pytest_ragproof.run_settings import build, check_outputs
 from pytest_ragproof.runner.call import LoopOwner, NotCallableError
 from pytest_ragproof.runner.config import RunConfig
 from pytest_ragproof.runner.execute import Outcome, call_case, finish_case
@@ -113,8 +113,8 @@ class RagproofRun:
         except ConfigError as exc:
             raise pytest.UsageError(f"ragproof: {exc}{options.origin_of(config, exc)}") from None
         self.is_worker = xdist_support.is_worker(config)
+        self.baseline = self.cfg.baseline
         try:
-            self.baseline = baseline_settings(config)
             check_outputs(config, self.cfg.report)
         except ConfigError as exc:
             raise pytest.UsageError(f"ragproof: {exc}{options.origin_of(config, exc)}") from None
@@ -355,7 +355,7 @@ class RagproofRun:
             return
         self._note_stale_sources()
         facts = self.facts(session, exitstatus)
-        self.outcome = outcome = decide(facts, self.cfg, self.baseline)
+        self.outcome = outcome = decide(facts, self.cfg)
         if facts.records or facts.datasets:
             self.write_outputs(outcome)
         if any(r.error_type == "PipelineSignatureError" for r in facts.records):

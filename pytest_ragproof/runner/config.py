@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof import defaults
 from pytest_ragproof.errors import ConfigError
@@ -21,6 +21,9 @@ from pytest_ragproof.thresholds import (
     parse_case_thresholds,
 )
 from pytest_ragproof.vocabulary import KINDS, SPLITS
+
+if TYPE_CHECKING:
+    from pytest_ragproof.runner.baseline import BaselineSettings
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,8 @@ class RunConfig:
     worst: int
     xfail_tags: frozenset[str] = frozenset()
     components: bool = True  # print the component scores table (--ragproof-components)
+    # --ragproof-baseline and the regression options, parsed once (None: no baseline).
+    baseline: BaselineSettings | None = None
     extra: dict[str, object] = field(default_factory=dict)
 
     def settings(self) -> dict[str, object]:
@@ -123,6 +128,7 @@ def make_config(
     worst: int | str = defaults.WORST,
     xfail_tags: Sequence[str] = (),
     components: bool | str = True,
+    baseline: BaselineSettings | None = None,
 ) -> RunConfig:
     """Validate run settings (shared by the pytest plugin and ``evaluate()``).
 
@@ -181,6 +187,7 @@ def make_config(
             ) from None
     return RunConfig(
         components=_on_off("components", components),
+        baseline=baseline,
         datasets=tuple(datasets),
         pipeline_fixture=pipeline_fixture.strip(),
         ks=ks,

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_ragproof.runner.baseline import BaselineOutcome, BaselineSettings, apply_baseline
+from pytest_ragproof.runner.baseline import BaselineOutcome, apply_baseline
 from pytest_ragproof.runner.config import RunConfig
 from pytest_ragproof.runner.gates import (
     XFAIL_STATUSES,
@@ -98,8 +98,9 @@ def _aggregate_failure(r: ThresholdResult) -> str:
     return line
 
 
-def decide(facts: RunFacts, cfg: RunConfig, baseline: BaselineSettings | None = None) -> RunOutcome:
+def decide(facts: RunFacts, cfg: RunConfig) -> RunOutcome:
     """Gate the run and build its results document and summary, once."""
+    baseline = cfg.baseline
     records = sorted(facts.records, key=lambda r: (r.pipeline, r.nodeid))
     notes = [n for i, n in enumerate(facts.notes) if n not in facts.notes[:i]]
     gate_failures: list[str] = []
