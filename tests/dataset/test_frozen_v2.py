@@ -227,3 +227,33 @@ def test_validate_says_a_file_is_in_format_1(
         "state: frozen (hash verified), format ragproof.dataset/1 "
         f"(ragproof freeze {old} upgrades it to ragproof.dataset/2)"
     ) in capsys.readouterr().out
+
+
+def test_canonical_json_is_the_standard_encoding() -> None:
+    import json
+    import random
+
+    from pytest_ragproof.dataset.canonical import canonical_json
+
+    rng = random.Random(3)
+
+    def value(depth: int) -> object:
+        pick = rng.randrange(7 if depth < 3 else 4)
+        if pick == 0:
+            return rng.choice(["", "a", "é\u2028\"\\\n", "日本", "\U0001f600"])
+        if pick == 1:
+            return rng.choice([0, -7, 10**30, 1.5, -0.0, 1e-300, 2.5e17])
+        if pick == 2:
+            return rng.choice([True, False])
+        if pick == 3:
+            return None
+        if pick == 4:
+            return [value(depth + 1) for _ in range(rng.randrange(4))]
+        return {rng.choice(["b", "a", "é", "Z", "10", "9"]): value(depth + 1) for _ in range(3)}
+
+    for _ in range(2000):
+        v = value(0)
+        expected = json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        assert canonical_json(v) == expected
+    with pytest.raises(ValueError):
+        canonical_json({"x": float("nan")})
