@@ -240,7 +240,7 @@ def test_canonical_json_is_the_standard_encoding() -> None:
     def value(depth: int) -> object:
         pick = rng.randrange(7 if depth < 3 else 4)
         if pick == 0:
-            return rng.choice(["", "a", "é\u2028\"\\\n", "日本", "\U0001f600"])
+            return rng.choice(["", "a", 'é\u2028"\\\n', "日本", "\U0001f600"])
         if pick == 1:
             return rng.choice([0, -7, 10**30, 1.5, -0.0, 1e-300, 2.5e17])
         if pick == 2:
