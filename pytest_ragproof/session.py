@@ -110,14 +110,10 @@ class RagproofRun:
         self.config = config
         try:
             self.cfg: RunConfig = build(config)
-        except ConfigError as exc:
-            raise pytest.UsageError(f"ragproof: {exc}{options.origin_of(config, exc)}") from None
-        self.is_worker = xdist_support.is_worker(config)
-        self.baseline = self.cfg.baseline
-        try:
             check_outputs(config, self.cfg.report)
         except ConfigError as exc:
             raise pytest.UsageError(f"ragproof: {exc}{options.origin_of(config, exc)}") from None
+        self.is_worker = xdist_support.is_worker(config)
         self.loops = LoopOwner()
         self.selection = select_datasets(config, self.cfg.datasets)
         self.datasets: dict[Path, Dataset] = {}
@@ -184,23 +180,20 @@ class RagproofRun:
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         # Marker items have no population known up front: deselected ones count too.
         for item in items:
-            ref = case_ref(item)
-            if ref is not None and ref.origin == "marker":
-                self.expected.add(item.nodeid)
-                self.marker_ids.add(item.nodeid)
+            self._count_marker_item(item)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if xdist_support.is_controller(self.config):
             return
-        ours: set[str] = set()
-        for item in session.items:
-            ref = case_ref(item)
-            if ref is not None:
-                ours.add(item.nodeid)
-                if ref.origin == "marker":
-                    self.expected.add(item.nodeid)
-                    self.marker_ids.add(item.nodeid)
-        self.selected = ours
+        self.selected = {i.nodeid for i in session.items if self._count_marker_item(i)}
+
+    def _count_marker_item(self, item: pytest.Item) -> bool:
+        """Is ``item`` ragproof's? A marker-mode one joins the expected population too."""
+        ref = case_ref(item)
+        if ref is not None and ref.origin == "marker":
+            self.expected.add(item.nodeid)
+            self.marker_ids.add(item.nodeid)
+        return ref is not None
 
     def _on_worker_collected(self, ids: list[str]) -> None:
         if self.selected is None:
@@ -372,22 +365,17 @@ class RagproofRun:
             ds = self.datasets.get(path)
             if ds is None or not ds.frozen:
                 continue
-            beside = path.with_name(path.name.removesuffix(".frozen.json") + ".jsonl")
-            try:
-                edited_later = beside.stat().st_mtime > path.stat().st_mtime
-            except OSError:
-                continue
-            # Only a source edited after the freeze can be stale (make's rule): comparing
+            # Only a source edited after the freeze is compared (make's rule): comparing
             # cases means loading the whole JSONL, which is not free on every run.
-            source = stale_source(path, ds) if edited_later else None
+            source = stale_source(path, ds, edited_after_only=True)
             if source is not None:
                 shown = _relpath(self.config, source)
                 self.notes.append(f"{path.name} differs from {source.name}: {stale_message(shown)}")
 
     def write_outputs(self, outcome: RunOutcome) -> None:
         results = outcome.document
-        if outcome.baseline_write is not None and self.baseline is not None:
-            write_results(outcome.baseline_write, self.baseline.path)
+        if outcome.baseline_write is not None and self.cfg.baseline is not None:
+            write_results(outcome.baseline_write, self.cfg.baseline.path)
         if self.cfg.report is not None:
             write_results(results, self.cfg.report)
             self.written.append(f"results written to {self.cfg.report}")

@@ -208,21 +208,29 @@ def check_frozen(
 _FROZEN_SUFFIX = ".frozen.json"
 
 
-def stale_source(frozen_path: str | os.PathLike[str], frozen: Dataset | None = None) -> Path | None:
+def stale_source(
+    frozen_path: str | os.PathLike[str],
+    frozen: Dataset | None = None,
+    *,
+    edited_after_only: bool = False,
+) -> Path | None:
     """The same-stem JSONL beside a frozen file when its cases differ from the frozen ones.
 
     ``cases.frozen.json`` -> ``cases.jsonl`` in the same folder. None when there is no
     such JSONL, when it holds the frozen cases, or when it does not load as it is
     (it may have been frozen with a field map; ``ragproof freeze --check`` is the
     exact check). ``frozen`` is the already loaded frozen dataset, if any. Reads
-    and validates the whole JSONL: call it once per run. Word the warning with
-    ``stale_message(str(source))``.
+    and validates the whole JSONL: call it once per run. ``edited_after_only``: compare
+    only a JSONL modified after the frozen file (by mtime), so an unchanged pair costs
+    two stats. Word the warning with ``stale_message(str(source))``.
     """
     path = Path(frozen_path)
     if not path.name.lower().endswith(_FROZEN_SUFFIX):
         return None
     source = path.with_name(path.name[: -len(_FROZEN_SUFFIX)] + ".jsonl")
     if not source.is_file():
+        return None
+    if edited_after_only and source.stat().st_mtime <= path.stat().st_mtime:
         return None
     try:
         with paused_gc():
