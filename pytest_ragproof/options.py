@@ -281,14 +281,15 @@ def given(config: pytest.Config, name: str) -> str | None:
     return opt.ini if opt.ini in ini_keys(config) else None
 
 
+def ini_file_name(config: pytest.Config, default: str = "the ini file") -> str:
+    """The name of the file pytest read its configuration from, for messages."""
+    return config.inipath.name if config.inipath is not None else default
+
+
 def origin(config: pytest.Config, name: str) -> str:
     """`` (from ragproof_x in pytest.ini)`` when the value came from the ini file, else ''."""
-    if config.getoption(BY_NAME[name].dest, default=None) not in (None, False, []):
-        return ""
-    if BY_NAME[name].ini not in ini_keys(config):
-        return ""
-    where = config.inipath.name if config.inipath is not None else "the ini file"
-    return f" (from {BY_NAME[name].ini} in {where})"
+    ini = BY_NAME[name].ini
+    return f" (from {ini} in {ini_file_name(config)})" if given(config, name) == ini else ""
 
 
 def origin_of(config: pytest.Config, error: Exception) -> str:
@@ -312,8 +313,9 @@ def check_usage(config: pytest.Config) -> None:
             hint = (
                 f"did you mean {close[0]}?" if close else "see pytest --help for the ragproof keys"
             )
-            where = config.inipath.name if config.inipath is not None else "the ini file"
-            raise pytest.UsageError(f"ragproof: unknown ini key {key} in {where}; {hint}")
+            raise pytest.UsageError(
+                f"ragproof: unknown ini key {key} in {ini_file_name(config)}; {hint}"
+            )
     if not get(config, "baseline"):
         for name in BASELINE_DEPENDENT:
             how = given(config, name)

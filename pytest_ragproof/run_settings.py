@@ -94,8 +94,9 @@ def check_outputs(config: pytest.Config, report: Path | None) -> None:
             why = refusal(name, path, f"--ragproof-{name} {target}")
             if why is not None:
                 raise ConfigError(why)
-    if report is not None and sniff(report) in ("dataset", "other"):
-        what = "a ragproof dataset" if sniff(report) == "dataset" else "not a ragproof results file"
+    kind = sniff(report) if report is not None else None
+    if kind in ("dataset", "other"):
+        what = "a ragproof dataset" if kind == "dataset" else "not a ragproof results file"
         raise ConfigError(
             f"--ragproof-report {options.get(config, 'report')} is {what}; ragproof will not "
             "replace it; choose a new path such as results.json"

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ragproof import options
+
 
 @dataclass(frozen=True)
 class DatasetSelection:
@@ -44,8 +46,10 @@ def _looks_like_a_dataset(path: Path) -> bool:
 
 
 def _not_configured(config: pytest.Config, path: Path, datasets: tuple[Path, ...]) -> str:
+    from pytest_ragproof.dataset.freeze import default_output
+
     shown = path.name
-    frozen = path.with_name(path.name.removesuffix(".jsonl") + ".frozen.json")
+    frozen = default_output(path)  # where `ragproof freeze` puts this file's frozen form
     if frozen in datasets:
         return (
             f"ragproof: {shown} is the source of the configured dataset {frozen.name}; run "
@@ -55,7 +59,7 @@ def _not_configured(config: pytest.Config, path: Path, datasets: tuple[Path, ...
     return (
         f"ragproof: {shown} is not a configured dataset; run it with "
         f"`pytest --ragproof-dataset={shown}`, or add it to ragproof_dataset in "
-        f"{config.inipath.name if config.inipath else 'your pytest configuration'}"
+        f"{options.ini_file_name(config, 'your pytest configuration')}"
     )
 
 

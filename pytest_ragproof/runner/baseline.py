@@ -124,11 +124,11 @@ def sniff(path: Path) -> str | None:
     import json
 
     try:
-        with path.open("rb") as fh:
-            head = fh.read(4096)
-        text = path.read_text(encoding="utf-8-sig")
+        raw = path.read_bytes()
+        text = raw.decode("utf-8-sig")
     except (OSError, UnicodeDecodeError):
         return "other"
+    head = raw[:4096]
     try:
         data = json.loads(text)
     except ValueError:
