@@ -13,6 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pytest_ragproof.vocabulary import KINDS
+
 # option name -> (module, function, append to an existing file?)
 EXPORTERS: dict[str, tuple[str, str, bool]] = {
     "markdown": ("pytest_ragproof.reporting.markdown", "render_markdown", True),
@@ -56,7 +58,9 @@ def refusal(
     shown = shown or str(path)
     targets = [path]
     if name == "inspectorraget":
-        targets += [path.with_name(f"{path.stem}.{kind}{path.suffix}") for kind in _KINDS]
+        from pytest_ragproof.reporting.inspectorraget import kind_path
+
+        targets += [kind_path(path, kind) for kind in KINDS]
     for target in targets:
         kind = sniff(target)
         if kind is None:
@@ -71,9 +75,6 @@ def refusal(
                 "will not replace it; choose a new path"
             )
     return None
-
-
-_KINDS = ("qa", "unanswerable", "injection")
 
 
 def renderer(name: str) -> Callable[[dict[str, Any]], str]:
