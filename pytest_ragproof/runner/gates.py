@@ -39,10 +39,10 @@ class ThresholdResult:
     n: int
     verdict: str  # pass | fail | no data | no cases | not selected | "n failed, n error"
     gated: bool
+    # The parsed threshold this row reports (not part of the results document).
+    threshold: Threshold = field(repr=False, compare=False)
     # A failed aggregate: the cases that pulled it down most, as [case id, value].
     worst: list[list[Any]] = field(default_factory=list)
-    # The parsed threshold this row reports (not part of the results document).
-    threshold: Threshold | None = field(default=None, repr=False, compare=False)
 
     @property
     def failed(self) -> bool:
@@ -58,21 +58,33 @@ def population(records: Iterable[CaseRecord], t: Threshold, pipeline: str) -> li
     return [r for r in records if r.pipeline == pipeline and t.applies_to(r)]
 
 
-def _aggregate_for(
-    pipeline: str, selector: str, metric: str, recs: Sequence[CaseRecord]
-) -> Aggregate:
-    values = [r.metrics[metric] for r in recs if r.status != "error" and metric in r.metrics]
-    n_error = sum(1 for r in recs if r.status == "error")
-    n_missing = sum(1 for r in recs if r.status != "error" and metric not in r.metrics)
-    return Aggregate(
-        pipeline,
-        selector,
-        metric,
-        len(values),
-        n_error,
-        n_missing,
-        aggregate(values) if values else {},
-    )
+def _aggregates(
+    pipeline: str, selector: str, recs: Sequence[CaseRecord], only: str | None = None
+) -> list[Aggregate]:
+    """The aggregate of every metric the records have (or of ``only``), in one pass."""
+    names: set[str] = set() if only is None else {only}
+    values: dict[str, list[float]] = {}
+    n_error = 0
+    for r in recs:
+        if only is None:
+            names.update(r.metrics)
+        if r.status == "error":
+            n_error += 1
+            continue
+        if only is None:
+            for m, v in r.metrics.items():
+                values.setdefault(m, []).append(v)
+        elif only in r.metrics:
+            values.setdefault(only, []).append(r.metrics[only])
+    n_scored = len(recs) - n_error
+    out = []
+    for m in sorted(names):
+        vals = values.get(m, [])
+        stats = aggregate(vals) if vals else {}
+        out.append(
+            Aggregate(pipeline, selector, m, len(vals), n_error, n_scored - len(vals), stats)
+        )
+    return out
 
 
 WORST_SHOWN = 5
@@ -119,7 +131,7 @@ def evaluate_aggregates(
     for pipeline in pipelines:
         for t in thresholds:
             recs = population(records, t, pipeline)
-            agg = _aggregate_for(pipeline, t.selector, t.metric, recs)
+            (agg,) = _aggregates(pipeline, t.selector, recs, only=t.metric)
             observed = agg.values.get(t.aggregator or "mean") if agg.n else None
             if observed is None:
                 verdict = "not selected" if narrowed and not recs else "no data"
@@ -139,8 +151,8 @@ def evaluate_aggregates(
                     agg.n,
                     verdict,
                     gated and verdict != "not selected",
-                    worst,
                     t,
+                    worst,
                 )
             )
     return out
@@ -207,24 +219,5 @@ def all_aggregates(
             recs = [r for r in mine if selector.matches(r)]
             if not recs:
                 continue
-            # One pass over the records for every metric (not three passes per metric).
-            names: set[str] = set()
-            values: dict[str, list[float]] = {}
-            n_error = 0
-            for r in recs:
-                names.update(r.metrics)
-                if r.status == "error":
-                    n_error += 1
-                    continue
-                for m, v in r.metrics.items():
-                    values.setdefault(m, []).append(v)
-            n_scored = len(recs) - n_error
-            for m in sorted(names):
-                vals = values.get(m, [])
-                stats = aggregate(vals) if vals else {}
-                out.append(
-                    Aggregate(
-                        pipeline, selector.text, m, len(vals), n_error, n_scored - len(vals), stats
-                    )
-                )
+            out.extend(_aggregates(pipeline, selector.text, recs))
     return out

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from pytest_ragproof.runner.gates import ThresholdResult, population
 from pytest_ragproof.runner.record import CaseRecord
-from pytest_ragproof.thresholds import aggregate, parse_threshold
+from pytest_ragproof.thresholds import aggregate
 
 
 def _fmt(value: float | None) -> str:
@@ -23,8 +23,7 @@ def threshold_table(results: Sequence[ThresholdResult], records: Sequence[CaseRe
             for c in records
             if c.pipeline == r.pipeline and r.metric in c.metrics and c.status != "error"
         ]
-        threshold = r.threshold or parse_threshold(r.expression, r.scope)
-        pop = population(recs, threshold, r.pipeline)
+        pop = population(recs, r.threshold, r.pipeline)
         values = [c.metrics[r.metric] for c in pop]
         stats = aggregate(values) if values else {}
         bound = r.bound if r.scope == "case" else f"{r.aggregator} {r.bound}"

@@ -192,11 +192,10 @@ def _lines(
     from pytest_ragproof.runner.summary import latency_line, threshold_table, worst_cases
 
     out: list[Line] = []
+    stop_note = _stop_note(facts, len(records)) if facts.stopped else None
     if not records and (not facts.datasets or not facts.selected):
         # Nothing of ragproof's ran (e.g. `pytest tests/unit` in a configured project).
-        out.extend(Line(f"note: {n}", "note") for n in outcome.notes)
-        out.extend(Line(f"ragproof gate FAILED: {g}", "failure") for g in outcome.gate_failures)
-        return out
+        return _closing_lines(outcome, stop_note)
     for d in facts.datasets:
         ds = d.dataset
         state = "frozen" if ds.frozen else "NOT frozen"
@@ -231,8 +230,13 @@ def _lines(
 
         out.extend(Line(c) for c in format_components(components))
     out.extend(Line(b) for b in baseline_lines)
-    stop_note = _stop_note(facts, len(records)) if facts.stopped else None
-    for n in outcome.notes:
-        out.append(Line(f"ragproof: {n}" if n == stop_note else f"note: {n}", "note"))
+    return out + _closing_lines(outcome, stop_note)
+
+
+def _closing_lines(outcome: RunOutcome, stop_note: str | None) -> list[Line]:
+    """The notes (the stop line as ``ragproof: …``) and the failed gates, last."""
+    out = [
+        Line(f"ragproof: {n}" if n == stop_note else f"note: {n}", "note") for n in outcome.notes
+    ]
     out.extend(Line(f"ragproof gate FAILED: {g}", "failure") for g in outcome.gate_failures)
     return out
