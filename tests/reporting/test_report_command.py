@@ -159,3 +159,11 @@ def test_report_never_replaces_its_input_or_a_file_it_did_not_write(
     out = results_file.with_name(f"out.{fmt}")
     assert main(["report", str(results_file), "-f", fmt, *kind, "-o", str(out)]) == 0
     assert main(["report", str(results_file), "-f", fmt, *kind, "-o", str(out)]) == 0
+
+
+def test_inspectorraget_refusal_checks_the_per_kind_files_it_would_write(tmp_path: Path) -> None:
+    from pytest_ragproof.runner.exports import refusal
+
+    (tmp_path / "ir.out.qa.json").write_text('{"kind": "qa", "question": "q"}\n', encoding="utf-8")
+    why = refusal("inspectorraget", tmp_path / "ir.out")
+    assert why is not None and "ir.out.qa.json is a ragproof dataset" in why
