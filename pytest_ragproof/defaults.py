@@ -14,6 +14,7 @@ SOURCE_MATCH = "chunk"  # or "document"
 INJECTION_DELIVERY = "append"  # or "none"
 ABSTAIN_LANGUAGE = "en"
 CONCURRENCY = 1
+JUDGE_CONCURRENCY = 8  # judge calls in flight per process (--ragproof-judge-concurrency)
 WORST = 5  # worst cases the summary lists
 REGRESSION_ALPHA = 0.05
 CASE_THRESHOLDS: tuple[str, ...] = (

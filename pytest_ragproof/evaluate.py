@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof import defaults
 from pytest_ragproof.dataset.io import Dataset, load_dataset
@@ -31,6 +31,9 @@ from pytest_ragproof.runner.record import CaseRecord
 from pytest_ragproof.runner.results import dumps, write_results
 from pytest_ragproof.runner.summary import threshold_table
 from pytest_ragproof.runner.verdict import DatasetFacts, RunFacts, decide
+
+if TYPE_CHECKING:
+    from pytest_ragproof.runner.judging import Judged, JudgeStage
 
 __all__ = ["Results", "evaluate"]
 
@@ -85,24 +88,41 @@ def _run_pipeline(
     cases: Sequence[Any],
     cfg: RunConfig,
     loops: LoopOwner,
+    stage: JudgeStage | None,
 ) -> list[CaseRecord]:
     label = str(dataset.source or "<python>")
     outcomes: dict[str, Outcome] = {}
-    if cfg.concurrency > 1:
-        prefetcher = Prefetcher(cfg, cfg.concurrency)
+    judged: dict[str, Judged | None] = {}
+    window = max(cfg.concurrency, cfg.judges.concurrency if cfg.judges is not None else 1)
+    if window > 1:
+        prefetcher = Prefetcher(
+            cfg,
+            cfg.concurrency,
+            window=len(cases),
+            on_outcome=None if stage is None else stage.submit,
+        )
         try:
             prefetcher.submit(((c.id, c) for c in cases), pipeline)
-            outcomes = {c.id: prefetcher.outcome(c.id) for c in cases}
+            for c in cases:
+                outcomes[c.id] = prefetcher.outcome(c.id)
+                if stage is not None:
+                    if outcomes[c.id].timed_out:
+                        stage.discard(c.id)
+                    else:
+                        judged[c.id] = stage.result(c.id)
         finally:
             prefetcher.close(cfg.timeout or 5.0)
     else:
-        outcomes = {c.id: call_case(pipeline, c, cfg, loops) for c in cases}
+        for c in cases:
+            outcomes[c.id] = call_case(pipeline, c, cfg, loops)
+            if stage is not None:
+                judged[c.id] = stage.judge_now(c.id, c, outcomes[c.id])
     records = []
     for case in cases:
         record = CaseRecord.for_case(
             case, dataset=label, nodeid=f"{label}::{case.id}", pipeline=name
         )
-        finish_case(record, case, outcomes[case.id], cfg)
+        finish_case(record, case, outcomes[case.id], cfg, judged.get(case.id))
         records.append(record)
     return records
 
@@ -131,6 +151,19 @@ def evaluate(
     regression_alpha: float = defaults.REGRESSION_ALPHA,
     baseline_allow_dataset_change: bool = False,
     fail_on_case_regression: bool = False,
+    judges: Sequence[str] = (),
+    judge_model: str | None = None,
+    judge_api_base: str | None = None,
+    judge_concurrency: int = defaults.JUDGE_CONCURRENCY,
+    judge_budget_usd: float | None = None,
+    judge_max_calls: int | None = None,
+    judge_dry_run: bool = False,
+    judge_response_format: str = "auto",
+    judge_timeout: float | None = None,
+    judge_retries: int | None = None,
+    judge_inputs: Callable[[Any, Any], Mapping[str, Any]] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    cache: bool = True,
 ) -> Results:
     """Run ``pipeline`` over the dataset's cases and score them as the pytest plugin does.
 
@@ -174,7 +207,26 @@ def evaluate(
         concurrency=concurrency,
         redact=redact,
         baseline=base_settings,
+        judges=judges,
+        judge_model=judge_model,
+        judge_api_base=judge_api_base,
+        judge_concurrency=judge_concurrency,
+        judge_budget_usd=judge_budget_usd,
+        judge_max_calls=judge_max_calls,
+        judge_dry_run=judge_dry_run,
+        judge_response_format=judge_response_format,
+        judge_timeout=judge_timeout,
+        judge_retries=judge_retries,
+        cache_dir=None if cache_dir is None else str(cache_dir),
+        cache=cache,
     )
+    stage: JudgeStage | None = None
+    if cfg.judges is not None:
+        from pytest_ragproof.runner.judging import JudgeStage, check_available
+
+        check_available(cfg.judges)
+        stage = JudgeStage(cfg.judges, cfg)
+        stage.inputs_fn = judge_inputs
     ds = _as_dataset(dataset)
     pipelines = dict(pipeline) if isinstance(pipeline, Mapping) else {pipeline_name: pipeline}
     for fn in pipelines.values():
@@ -184,9 +236,11 @@ def evaluate(
     records: list[CaseRecord] = []
     try:
         for name, fn in pipelines.items():
-            records.extend(_run_pipeline(name, fn, ds, cases, cfg, loops))
+            records.extend(_run_pipeline(name, fn, ds, cases, cfg, loops, stage))
     finally:
         loops.close()
+        if stage is not None:
+            stage.close()
     label = str(ds.source or "<python>")
     facts = RunFacts(
         records=records,

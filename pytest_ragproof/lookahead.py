@@ -17,7 +17,7 @@ import pytest
 from pytest_ragproof import xdist_support
 from pytest_ragproof.collect import CaseItem
 from pytest_ragproof.runner.config import RunConfig
-from pytest_ragproof.runner.prefetch import Prefetcher
+from pytest_ragproof.runner.prefetch import OnOutcome, Prefetcher
 
 
 def fixture_scope(item: pytest.Item, name: str) -> str:
@@ -37,22 +37,29 @@ class LookAhead:
         self._scope = "session"
         self._warned = False
 
-    def prefetcher_for(self, item: CaseItem) -> Prefetcher | None:
+    def prefetcher_for(
+        self, item: CaseItem, on_outcome: OnOutcome | None = None
+    ) -> Prefetcher | None:
         n = self.cfg.concurrency
-        if n <= 1:
+        # Judges look ahead too, so their calls overlap (the pipeline still gets n calls
+        # at once: with n = 1 they are made one after another on ragproof's thread).
+        judges = self.cfg.judges
+        window = max(n, judges.concurrency if judges is not None else 1)
+        if window <= 1:
             return None
         scope = fixture_scope(item, self.cfg.pipeline_fixture)
         if scope not in ("session", "module", "package"):
             if not self._warned:
                 self._warned = True
+                what = f"--ragproof-concurrency={n}" if n > 1 else "judging ahead"
                 self.notes.append(
-                    f"--ragproof-concurrency={n} did not apply: the fixture "
+                    f"{what} did not apply: the fixture "
                     f"'{self.cfg.pipeline_fixture}' is {scope}-scoped, so each case gets a new "
                     "pipeline and cases cannot run ahead; make it session- or module-scoped"
                 )
             return None
         if self.prefetcher is None:
-            self.prefetcher = Prefetcher(self.cfg, n)
+            self.prefetcher = Prefetcher(self.cfg, n, window=window, on_outcome=on_outcome)
         self._scope = scope
         return self.prefetcher
 

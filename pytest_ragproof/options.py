@@ -160,6 +160,79 @@ OPTIONS: tuple[Option, ...] = (
         default="on",
         metavar="on|off",
     ),
+    # LLM judges.
+    Option(
+        "judges",
+        "LLM judges to run, comma-separated or repeatable: all, faithfulness, answer_relevancy, "
+        "answer_correctness, context_relevance, context_recall, abstained_judged, "
+        "injection_resisted_judged (a threshold or tolerance naming one also runs it)",
+        ini_type="linelist",
+        multiple=True,
+        metavar="NAME,NAME",
+    ),
+    Option(
+        "judge_model",
+        "litellm model string of the judges (default: $RAGPROOF_JUDGE_MODEL)",
+        metavar="MODEL",
+    ),
+    Option(
+        "judge_api_base",
+        "API base URL of the judge model's server (e.g. a local vLLM or Ollama)",
+        metavar="URL",
+    ),
+    Option(
+        "judge_concurrency",
+        "judge calls in flight at once, per process (default 8)",
+        default=str(defaults.JUDGE_CONCURRENCY),
+        metavar="N",
+    ),
+    Option(
+        "judge_budget_usd",
+        "stop judging once the judges' cost reaches this many US dollars (per run; split "
+        "evenly across xdist workers)",
+        metavar="USD",
+    ),
+    Option(
+        "judge_max_calls",
+        "stop judging after this many judge calls that miss the cache (per run; split "
+        "evenly across xdist workers)",
+        metavar="N",
+    ),
+    Option(
+        "judge_dry_run",
+        "count the judge calls and tokens the run would make, without making them",
+        ini_type="bool",
+        flag=True,
+        default=False,
+    ),
+    Option(
+        "judge_response_format",
+        "how judges ask for JSON: auto (default), json_schema, json_object or prompt",
+        default="auto",
+        metavar="MODE",
+    ),
+    Option(
+        "judge_timeout",
+        "seconds one judge request may take (default 60)",
+        metavar="SECONDS",
+    ),
+    Option(
+        "judge_retries",
+        "retries of a judge call on 429, 5xx and timeouts (default 4)",
+        metavar="N",
+    ),
+    Option(
+        "cache_dir",
+        "LLM response cache folder (default: $RAGPROOF_CACHE_DIR or ./.ragproof_cache)",
+        metavar="DIR",
+    ),
+    Option(
+        "no_cache",
+        "neither read nor write the LLM response cache",
+        ini_type="bool",
+        flag=True,
+        default=False,
+    ),
     # Exports (reporting).
     Option(
         "markdown",

@@ -60,7 +60,24 @@ def build(config: pytest.Config) -> RunConfig:
         xfail_tags=get(config, "xfail_tag"),
         components=str(get(config, "components")),
         baseline=baseline_settings(config),
+        judges=get(config, "judges"),
+        judge_model=get(config, "judge_model"),
+        judge_api_base=get(config, "judge_api_base"),
+        judge_concurrency=get(config, "judge_concurrency"),
+        judge_budget_usd=get(config, "judge_budget_usd"),
+        judge_max_calls=get(config, "judge_max_calls"),
+        judge_dry_run=bool(get(config, "judge_dry_run")),
+        judge_response_format=str(get(config, "judge_response_format")),
+        judge_timeout=get(config, "judge_timeout"),
+        judge_retries=get(config, "judge_retries"),
+        cache_dir=_cache_dir(config),
+        cache=not bool(get(config, "no_cache")),
     )
+
+
+def _cache_dir(config: pytest.Config) -> str | None:
+    given = options.get(config, "cache_dir")
+    return str((config.invocation_params.dir / str(given)).resolve()) if given else None
 
 
 def baseline_settings(config: pytest.Config) -> BaselineSettings | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -36,6 +36,9 @@ from pytest_ragproof.runner.results import write_results
 from pytest_ragproof.runner.verdict import DatasetFacts, RunFacts, RunOutcome, decide
 from pytest_ragproof.selection import add_collection_args, select_datasets
 
+if TYPE_CHECKING:
+    from pytest_ragproof.runner.judging import Judged, JudgeStage
+
 RECORD_KEY = pytest.StashKey[CaseRecord]()
 
 
@@ -56,6 +59,20 @@ RUN_KEY = pytest.StashKey["RagproofRun"]()
 @functools.lru_cache(maxsize=1024)
 def _property_name(metric: str) -> str:
     return f"ragproof.{metric}"
+
+
+INPUTS_FIXTURE = "rag_judge_inputs"
+
+
+def _fixture_value(item: pytest.Item, name: str) -> Any:
+    """The value of fixture ``name`` for ``item``, or None when no such fixture exists."""
+    request = getattr(item, "_request", None)
+    if request is None:
+        return None
+    try:
+        return request.getfixturevalue(name)
+    except pytest.FixtureLookupError:
+        return None
 
 
 def case_ref(item: pytest.Item) -> CaseRef | None:
@@ -133,6 +150,15 @@ class RagproofRun:
         self.notes: list[str] = []
         self.marker_ids: set[str] = set()  # marker-mode items (their population is collected)
         self.ahead = LookAhead(self.cfg, self.notes)
+        self._stage: JudgeStage | None = None
+        self._inputs_fixture: Any = None
+        if self.cfg.judges is not None:
+            from pytest_ragproof.runner.judging import check_available
+
+            try:
+                check_available(self.cfg.judges)
+            except ConfigError as exc:
+                raise pytest.UsageError(f"ragproof: {exc}") from None
         self.written: list[str] = []
         self.outcome: RunOutcome | None = None
         self._local: dict[str, CaseRecord] = {}  # serial: a report's record until it is logged
@@ -224,20 +250,55 @@ class RagproofRun:
         __tracebackhide__ = True
         record = self.new_record(item)
         item.stash[RECORD_KEY] = record
-        prefetcher = self.ahead.prefetcher_for(item)
+        stage = self.judging(item)
+        prefetcher = self.ahead.prefetcher_for(item, None if stage is None else stage.submit)
+        judged: Judged | None = None
         if prefetcher is None:
             outcome = call_case(pipeline, item.case, self.cfg, self.loops)
+            if stage is not None:
+                judged = stage.judge_now(item.nodeid, item.case, outcome)
         else:
-            prefetcher.submit(self.ahead.upcoming(item, prefetcher.n), pipeline)
+            prefetcher.submit(self.ahead.upcoming(item, prefetcher.window), pipeline)
             outcome = prefetcher.outcome(item.nodeid)
-        self.conclude(item, record, outcome)
+            if stage is not None:
+                judged = stage.result(item.nodeid) if not outcome.timed_out else None
+                if outcome.timed_out:
+                    stage.discard(item.nodeid)
+        self.conclude(item, record, outcome, judged, judged_already=True)
 
-    def conclude(self, item: pytest.Item, record: CaseRecord, outcome: Outcome) -> None:
+    def judging(self, item: pytest.Item) -> JudgeStage | None:
+        """The run's judges (made on first use), with ``rag_judge_inputs`` if defined."""
+        settings = self.cfg.judges
+        if settings is None:
+            return None
+        if self._stage is None:
+            from pytest_ragproof.runner.judging import JudgeStage
+
+            share = int(getattr(self.config, "workerinput", {}).get("workercount", 1) or 1)
+            self._stage = JudgeStage(settings, self.cfg, share=share)
+            self._inputs_fixture = _fixture_value(item, INPUTS_FIXTURE)
+        if self._inputs_fixture is not None:
+            self._stage.inputs_fn = self._inputs_fixture
+        return self._stage
+
+    def conclude(
+        self,
+        item: pytest.Item,
+        record: CaseRecord,
+        outcome: Outcome,
+        judged: Judged | None = None,
+        *,
+        judged_already: bool = False,
+    ) -> None:
         """Score an outcome, attach metrics to the item and fail it when it should fail."""
         __tracebackhide__ = True
         ref = case_ref(item)
         assert ref is not None
-        verdict = finish_case(record, ref.case, outcome, self.cfg)
+        if not judged_already:
+            stage = self.judging(item)
+            if stage is not None:
+                judged = stage.judge_now(item.nodeid, ref.case, outcome)
+        verdict = finish_case(record, ref.case, outcome, self.cfg, judged)
         if self.properties:
             item.user_properties.extend(
                 (_property_name(name), value) for name, value in record.metrics.items()
@@ -334,6 +395,8 @@ class RagproofRun:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.loops.close()
         self.ahead.close()
+        if self._stage is not None:
+            self._stage.close()
         if self.is_worker:
             xdist_support.send_to_controller(
                 self.config,

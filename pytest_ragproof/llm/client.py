@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import os
 import random
-from collections.abc import Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -121,6 +121,9 @@ class LLMClient:
         self._rng = rng or random.Random()
         self._semaphore: asyncio.Semaphore | None = None
         self._semaphore_loop: asyncio.AbstractEventLoop | None = None
+        #: Called before every call that misses the cache (budgets, dry runs); it may
+        #: raise to refuse the call. Cache hits never consult it: they cost nothing.
+        self.admit: Callable[[], None] | None = None
 
     def __repr__(self) -> str:
         return f"LLMClient(model={self.config.model!r}, cache={self.cache!r})"
@@ -136,6 +139,8 @@ class LLMClient:
         if hit is not None:
             usage = Usage(hit.prompt_tokens, hit.completion_tokens)
             return CompletionResult(hit.text, usage, 0.0, cached=True, attempts=0)
+        if self.admit is not None:
+            self.admit()
         reply = await self._request(prep.messages, prep.params)
         self.cache.put(prep.key, _entry(reply.text, reply.usage))
         return CompletionResult(reply.text, reply.usage, reply.cost, False, reply.attempts)
@@ -255,13 +260,21 @@ class LLMClient:
 
     async def _structured_fetch(self, prep: _Prepared, schema: type[T]) -> StructuredResult[T]:
         assert prep.schema_json is not None
+        if self.admit is not None:
+            self.admit()
         load_litellm()  # fail with the install hint before building the request
         send = prep.messages
         params = dict(prep.params)
-        if _supports_response_schema(self.config.model):
+        mode = self.config.response_format
+        if mode == "auto":
+            mode = "json_schema" if _supports_response_schema(self.config.model) else "prompt"
+        if mode == "json_schema":
             params["response_format"] = response_format(schema.__name__, prep.schema_json)
         else:
+            # json_object still needs the schema in the prompt (and the word JSON).
             send = with_json_instruction(send, prep.schema_json)
+            if mode == "json_object":
+                params["response_format"] = {"type": "json_object"}
         reply = await self._request(send, params)
         usage, cost, attempts = reply.usage, reply.cost, reply.attempts
         final_text = reply.text

@@ -45,6 +45,11 @@ class LLMConfig:
     max_tokens: int | None = None
     backoff_base_s: float = 1.0
     backoff_max_s: float = 30.0
+    #: How structured replies are asked for: ``auto`` (a JSON-schema response_format
+    #: when litellm says the model supports one, else the schema in the prompt),
+    #: ``json_schema``, ``json_object`` (OpenAI JSON mode plus the schema in the
+    #: prompt) or ``prompt`` (the schema in the prompt only).
+    response_format: str = "auto"
     extra_params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -61,6 +66,11 @@ class LLMConfig:
                 raise LLMConfigError(f"{name} must be positive, got {getattr(self, name)}")
         if self.backoff_base_s < 0 or self.backoff_max_s < 0:
             raise LLMConfigError("backoff delays must not be negative")
+        if self.response_format not in RESPONSE_FORMATS:
+            raise LLMConfigError(
+                f"response format must be one of {', '.join(RESPONSE_FORMATS)}; "
+                f"got '{self.response_format}'"
+            )
         forbidden = _SECRET_PARAMS.intersection(self.extra_params)
         if forbidden:
             raise LLMConfigError(
@@ -80,6 +90,8 @@ class LLMConfig:
             raise LLMConfigError(f"environment variable {self.api_key_env} is not set")
         return value
 
+
+RESPONSE_FORMATS = ("auto", "json_schema", "json_object", "prompt")
 
 #: Parameters that would put secrets into our objects, cache keys or logs.
 _SECRET_PARAMS = frozenset({"api_key", "headers", "extra_headers", "azure_ad_token"})

@@ -30,7 +30,15 @@ __all__ = [
 
 ALL_KINDS: frozenset[str] = frozenset({"qa", "unanswerable", "injection"})
 NEEDS: frozenset[str] = frozenset(
-    {"answer", "contexts", "expected_answer", "expected_source_ids", "canary"}
+    {
+        "answer",
+        "contexts",
+        "expected_answer",
+        "expected_source_ids",
+        "canary",
+        "adversarial_payload",
+        "judge",
+    }
 )
 _NAME = re.compile(r"[a-z][a-z0-9_]*(?:@k)?")
 _CUTOFF = re.compile(r"@([1-9][0-9]*)")
@@ -164,5 +172,72 @@ register(
         False,
         frozenset(),
         "wall time of the pipeline call in seconds (measured by the runner)",
+    )
+)
+
+# LLM-judged metrics (computed only when a run asks for a judge; see docs/judges.md).
+_JUDGED = frozenset({"judge"})
+for _name, _kinds, _needs, _description in (
+    (
+        "faithfulness",
+        _QA_LIKE,
+        {"answer", "contexts"},
+        "claims of the answer supported by the retrieved contexts / claims (LLM judge)",
+    ),
+    (
+        "answer_relevancy",
+        _QA_LIKE,
+        {"answer"},
+        "statements of the answer that address the question / statements (LLM judge)",
+    ),
+    (
+        "answer_correctness",
+        frozenset({"qa"}),
+        {"answer", "expected_answer"},
+        "F1 of the answer's claims against the expected answer's (LLM judge)",
+    ),
+    (
+        "answer_correctness_precision",
+        frozenset({"qa"}),
+        {"answer", "expected_answer"},
+        "answer claims stated by the expected answer / answer claims (LLM judge)",
+    ),
+    (
+        "answer_correctness_recall",
+        frozenset({"qa"}),
+        {"answer", "expected_answer"},
+        "expected-answer claims stated by the answer / expected-answer claims (LLM judge)",
+    ),
+    (
+        "context_relevance",
+        ALL_KINDS,
+        {"contexts"},
+        "retrieved contexts relevant to the question / contexts (LLM judge)",
+    ),
+    (
+        "context_recall",
+        frozenset({"qa"}),
+        {"contexts", "expected_answer"},
+        "expected-answer claims attributable to the contexts / its claims (LLM judge)",
+    ),
+):
+    register(MetricSpec(_name, _kinds, True, frozenset(_needs) | _JUDGED, _description))
+register(
+    MetricSpec(
+        "abstained_judged",
+        ALL_KINDS,
+        True,
+        frozenset({"answer"}) | _JUDGED,
+        "1.0 when an LLM judge finds that the answer declines (for qa cases a false refusal)",
+        lower_is_better_kinds=frozenset({"qa"}),
+    )
+)
+register(
+    MetricSpec(
+        "injection_resisted_judged",
+        frozenset({"injection"}),
+        True,
+        frozenset({"answer", "adversarial_payload"}) | _JUDGED,
+        "1.0 when an LLM judge finds the answer did not follow the planted instruction",
     )
 )

@@ -23,6 +23,7 @@ from pytest_ragproof.thresholds import (
 from pytest_ragproof.vocabulary import KINDS, SPLITS
 
 if TYPE_CHECKING:
+    from pytest_ragproof.judges import JudgeSettings
     from pytest_ragproof.runner.baseline import BaselineSettings
 
 
@@ -49,6 +50,8 @@ class RunConfig:
     components: bool = True  # print the component scores table (--ragproof-components)
     # --ragproof-baseline and the regression options, parsed once (None: no baseline).
     baseline: BaselineSettings | None = None
+    # The LLM judges this run asked for (None: no judge runs, nothing LLM is imported).
+    judges: JudgeSettings | None = None
     extra: dict[str, object] = field(default_factory=dict)
 
     def settings(self) -> dict[str, object]:
@@ -61,6 +64,7 @@ class RunConfig:
             "kinds": sorted(self.kinds),
             "splits": sorted(self.splits),
             "tags": sorted(self.tags),
+            **(self.judges.settings() if self.judges is not None else {}),
         }
 
     def population(self, cases: Iterable[Any]) -> list[Any]:
@@ -129,6 +133,18 @@ def make_config(
     xfail_tags: Sequence[str] = (),
     components: bool | str = True,
     baseline: BaselineSettings | None = None,
+    judges: Sequence[str] = (),
+    judge_model: str | None = None,
+    judge_api_base: str | None = None,
+    judge_concurrency: int | str = defaults.JUDGE_CONCURRENCY,
+    judge_budget_usd: float | str | None = None,
+    judge_max_calls: int | str | None = None,
+    judge_dry_run: bool = False,
+    judge_response_format: str = "auto",
+    judge_timeout: float | str | None = None,
+    judge_retries: int | str | None = None,
+    cache_dir: str | None = None,
+    cache: bool = True,
 ) -> RunConfig:
     """Validate run settings (shared by the pytest plugin and ``evaluate()``).
 
@@ -185,7 +201,23 @@ def make_config(
                 f"--ragproof-abstain-pattern '{pattern}' is not a valid regular expression "
                 f"({exc.msg})"
             ) from None
+    judge_settings = _judge_settings(
+        judges,
+        [t.metric for t in (*case, *aggregate)] + _tolerance_metrics(baseline),
+        model=judge_model,
+        api_base=judge_api_base,
+        concurrency=judge_concurrency,
+        budget_usd=judge_budget_usd,
+        max_calls=judge_max_calls,
+        dry_run=judge_dry_run,
+        response_format=judge_response_format,
+        timeout=judge_timeout,
+        retries=judge_retries,
+        cache_dir=cache_dir,
+        cache=cache,
+    )
     return RunConfig(
+        judges=judge_settings,
         components=_on_off("components", components),
         baseline=baseline,
         datasets=tuple(datasets),
@@ -207,3 +239,84 @@ def make_config(
         worst=_int("worst", str(worst), 0),
         xfail_tags=frozenset(_split_list(list(xfail_tags))),
     )
+
+
+def _tolerance_metrics(baseline: BaselineSettings | None) -> list[str]:
+    if baseline is None or not baseline.tolerances:
+        return []
+    from pytest_ragproof.regression.tolerance import parse_tolerances
+
+    return [t.metric for t in parse_tolerances(baseline.tolerances)]
+
+
+def _judge_settings(
+    asked: Sequence[str],
+    metrics: Sequence[str],
+    *,
+    model: str | None,
+    api_base: str | None,
+    concurrency: int | str,
+    budget_usd: float | str | None,
+    max_calls: int | str | None,
+    dry_run: bool,
+    response_format: str,
+    timeout: float | str | None,
+    retries: int | str | None,
+    cache_dir: str | None,
+    cache: bool,
+) -> JudgeSettings | None:
+    """The judges a run asks for (by option, or by naming a judged metric), or None."""
+    import os
+
+    from pytest_ragproof.judges import RESPONSE_FORMATS, JudgeSettings, judge_of, parse_judges
+
+    names = set(parse_judges(asked))
+    named_by = {m: judge_of(m) for m in metrics}
+    names.update(j for j in named_by.values() if j is not None)
+    if not names:
+        return None
+    chosen = (model or os.environ.get("RAGPROOF_JUDGE_MODEL") or "").strip()
+    if not chosen:
+        why = (
+            "--ragproof-judges"
+            if asked and any(a.strip() for a in asked)
+            else "a threshold or tolerance on "
+            + ", ".join(sorted(m for m, j in named_by.items() if j is not None))
+        )
+        raise ConfigError(
+            f"LLM judges were asked for ({why}) but no judge model is configured: set "
+            "RAGPROOF_JUDGE_MODEL (e.g. RAGPROOF_JUDGE_MODEL=openai/gpt-4o-mini) or pass "
+            "--ragproof-judge-model (ini ragproof_judge_model)"
+        )
+    fmt = response_format.strip()
+    if fmt not in RESPONSE_FORMATS:
+        raise ConfigError(
+            f"--ragproof-judge-response-format takes {', '.join(RESPONSE_FORMATS)}; got '{fmt}'"
+        )
+    return JudgeSettings(
+        judges=frozenset(names),
+        model=chosen,
+        api_base=(api_base or "").strip() or None,
+        concurrency=_int("judge_concurrency", str(concurrency), 1),
+        budget_usd=_positive("judge_budget_usd", budget_usd, float),
+        max_calls=None if max_calls in (None, "") else _int("judge_max_calls", str(max_calls), 0),
+        dry_run=bool(dry_run),
+        response_format=fmt,
+        cache_dir=cache_dir or None,
+        cache=cache,
+        timeout_s=_positive("judge_timeout", timeout, float) or 60.0,
+        max_retries=4 if retries in (None, "") else _int("judge_retries", str(retries), 0),
+    )
+
+
+def _positive(name: str, value: float | str | None, kind: type[float]) -> float | None:
+    if value in (None, ""):
+        return None
+    flag = f"--ragproof-{name.replace('_', '-')}"
+    try:
+        number = kind(value)
+    except ValueError:
+        raise ConfigError(f"{flag} expects a number, e.g. {flag}=2.5; got '{value}'") from None
+    if not number >= 0:
+        raise ConfigError(f"{flag} must not be negative; got '{value}'")
+    return number

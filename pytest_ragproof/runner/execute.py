@@ -11,7 +11,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof.dataset.models import Case
 from pytest_ragproof.errors import OutputShapeError
@@ -20,6 +20,10 @@ from pytest_ragproof.runner.call import LoopOwner, PipelineTimeout, invoke
 from pytest_ragproof.runner.config import RunConfig
 from pytest_ragproof.runner.record import CaseRecord
 from pytest_ragproof.runner.scoring import failure_message, score
+
+if TYPE_CHECKING:
+    from pytest_ragproof.judges.engine import CaseJudgement
+    from pytest_ragproof.runner.judging import Judged
 
 
 @dataclass
@@ -30,6 +34,8 @@ class Outcome:
     error: BaseException | None = None
     timed_out: bool = False
     latency_s: float = 0.0
+    # The normalized output, when the judging stage already made it.
+    output: PipelineOutput | None = None
 
 
 def timed(call: Callable[[], Any], start: float | None = None) -> Outcome:
@@ -86,7 +92,13 @@ class Verdict:
     message: str | None
 
 
-def finish_case(record: CaseRecord, case: Case, outcome: Outcome, cfg: RunConfig) -> Verdict:
+def finish_case(
+    record: CaseRecord,
+    case: Case,
+    outcome: Outcome,
+    cfg: RunConfig,
+    judged: Judged | None = None,
+) -> Verdict:
     record.latency_s = outcome.latency_s
     if outcome.timed_out:
         record.status, record.error_type = "error", "TimeoutError"
@@ -102,10 +114,47 @@ def finish_case(record: CaseRecord, case: Case, outcome: Outcome, cfg: RunConfig
         hidden = " (message hidden by --ragproof-redact)" if cfg.redact else ""
         return Verdict(record, None, f"ragproof case {case.id}: the pipeline raised {name}{hidden}")
     try:
-        output = normalize_output(outcome.raw)
+        output = outcome.output if outcome.output is not None else normalize_output(outcome.raw)
     except OutputShapeError as exc:
         record.status, record.error_type = "error", "OutputShapeError"
         return Verdict(record, None, f"ragproof case {case.id}: {exc}")
-    score(record, case, output, cfg, cfg.case_thresholds)
+    judgement = _judgement(record, case, cfg, judged)
+    if isinstance(judgement, str):
+        score(record, case, output, cfg, ())
+        record.status, record.error_type = "error", "JudgeError"
+        return Verdict(record, output, judgement)
+    score(record, case, output, cfg, cfg.case_thresholds, judgement)
     message = failure_message(record, case, output, cfg) if record.failures else None
     return Verdict(record, output, message)
+
+
+def _judgement(
+    record: CaseRecord, case: Case, cfg: RunConfig, judged: Judged | None
+) -> CaseJudgement | str | None:
+    """The case's judgement, recorded; a message instead when judging failed."""
+    if cfg.judges is None:
+        return None
+    if judged is None:
+        # The pipeline call failed (reported before this) or was never judged.
+        return None
+    if judged.config_error is not None:
+        return f"ragproof case {case.id}: the judge model cannot be called: {judged.config_error}"
+    if judged.inputs_error is not None:
+        return f"ragproof case {case.id}: {judged.inputs_error}"
+    j = judged.judgement
+    assert j is not None
+    record.judge_usage = j.usage.to_dict()
+    if j.estimate is not None:
+        record.judge_estimate = j.estimate.to_dict()
+    if j.error is not None:
+        record.judge_error = dict(j.error)
+        e = j.error
+        cause = f" ({e['cause']}" + (f", HTTP {e['status']}" if e.get("status") else "") + ")"
+        return (
+            f"ragproof case {case.id}: judge step '{e['step']}' failed: {e['type']}"
+            f"{cause if 'cause' in e else ''}; the case is an error, not a pass "
+            "(the run goes on; provider messages are not kept)"
+        )
+    record.not_judged = dict(sorted(j.not_judged.items()))
+    record.judgements = dict(sorted(j.details.items())) or None
+    return j

@@ -46,7 +46,9 @@ class ThresholdResult:
 
     @property
     def failed(self) -> bool:
-        return self.gated and self.verdict in ("fail", "no data")
+        return self.gated and (
+            self.verdict in ("fail", "no data") or self.verdict.endswith(UNJUDGED_VERDICT)
+        )
 
     def to_dict(self) -> dict[str, Any]:
         out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "threshold"}
@@ -88,6 +90,21 @@ def _aggregates(
 
 
 WORST_SHOWN = 5
+#: Why a judged metric can be missing without the case saying anything about quality:
+#: a gate on that metric cannot pass while such cases are left (a budget is no pass).
+UNJUDGED = frozenset({"budget", "dry_run", "not_run"})
+UNJUDGED_VERDICT = "not judged (budget or dry run)"
+
+
+def _unjudged(recs: Sequence[CaseRecord], metric: str) -> int:
+    from pytest_ragproof.judges import judge_of
+
+    judge = judge_of(metric)
+    if judge is None:
+        return 0
+    return sum(1 for r in recs if r.status != "error" and r.not_judged.get(judge) in UNJUDGED)
+
+
 # Statuses of cases pytest expected to fail (marked xfail): reported, never gating.
 XFAIL_STATUSES = ("xfailed", "xpassed")
 
@@ -137,6 +154,9 @@ def evaluate_aggregates(
                 verdict = "not selected" if narrowed and not recs else "no data"
             else:
                 verdict = "pass" if t.check(observed) else "fail"
+            unjudged = _unjudged(recs, t.metric)
+            if unjudged and verdict in ("pass", "no data"):
+                verdict = f"{unjudged} {UNJUDGED_VERDICT}"
             worst = _worst(recs, t) if verdict == "fail" else []
             out.append(
                 ThresholdResult(

@@ -32,9 +32,15 @@ def is_async(pipeline: Any) -> bool:
     )
 
 
+OnOutcome = Callable[[str, Case, Outcome], None]
+
+
 class _Task:
-    def __init__(self, fn: Callable[[], Any]) -> None:
+    def __init__(
+        self, fn: Callable[[], Any], done: Callable[[Outcome], None] | None = None
+    ) -> None:
         self.fn = fn
+        self.on_done = done
         self.started = threading.Event()
         self.done = threading.Event()
         self.start = 0.0
@@ -46,6 +52,8 @@ class _Task:
         self.started.set()
         try:
             self.outcome = timed(self._call, self.start)
+            if self.on_done is not None:
+                self.on_done(self.outcome)  # hand over to judging before the item asks
         finally:
             self.done.set()
 
@@ -65,9 +73,21 @@ async def _as_coroutine(awaitable: Any) -> Any:
 class Prefetcher:
     """Runs pipeline calls for upcoming cases; ``outcome(key)`` waits for one."""
 
-    def __init__(self, cfg: RunConfig, n: int) -> None:
+    def __init__(
+        self,
+        cfg: RunConfig,
+        n: int,
+        *,
+        window: int | None = None,
+        on_outcome: OnOutcome | None = None,
+    ) -> None:
+        """``n`` calls at once; ``window`` cases submitted ahead (default ``n``);
+        ``on_outcome(key, case, outcome)`` is called on the calling thread as each
+        call ends (the judging stage starts there)."""
         self.cfg = cfg
         self.n = n
+        self.window = max(window or n, n)
+        self.on_outcome = on_outcome
         self._tasks: dict[str, _Task] = {}
         self._futures: dict[str, concurrent.futures.Future[Outcome]] = {}
         self._queue: queue.Queue[_Task | None] = queue.Queue()
@@ -88,7 +108,11 @@ class Prefetcher:
                 self._submit_sync(key, case, pipeline)
 
     def _submit_sync(self, key: str, case: Case, pipeline: Any) -> None:
-        task = _Task(bind(pipeline, case, self.cfg.injection_delivery))
+        hand_over = self.on_outcome
+        task = _Task(
+            bind(pipeline, case, self.cfg.injection_delivery),
+            None if hand_over is None else (lambda outcome: hand_over(key, case, outcome)),
+        )
         self._tasks[key] = task
         if len(self._threads) < self.n:
             thread = threading.Thread(target=self._worker, name="ragproof-prefetch", daemon=True)
@@ -129,7 +153,10 @@ class Prefetcher:
             __tracebackhide__ = True
             assert self._semaphore is not None
             async with self._semaphore:
-                return await timed_async(start_call, timeout)
+                outcome = await timed_async(start_call, timeout)
+            if self.on_outcome is not None:
+                self.on_outcome(key, case, outcome)
+            return outcome
 
         self._futures[key] = asyncio.run_coroutine_threadsafe(call(), loop)
 

@@ -58,6 +58,13 @@ class CaseRecord:
     failures: list[Failure] = field(default_factory=list)
     latency_s: float | None = None
     error_type: str | None = None
+    # LLM judges (absent when the run judges nothing): why a judged metric is missing,
+    # each judge's reasons (per-claim verdicts...), calls and tokens, a failed step.
+    not_judged: dict[str, str] = field(default_factory=dict)
+    judgements: dict[str, Any] | None = None
+    judge_usage: dict[str, Any] | None = None
+    judge_error: dict[str, Any] | None = None
+    judge_estimate: dict[str, int] | None = None
 
     @classmethod
     def for_case(cls, case: Any, *, dataset: str, nodeid: str, pipeline: str) -> CaseRecord:
@@ -83,6 +90,9 @@ class CaseRecord:
         # Shallow by design (dataclasses.asdict deep-copies every leaf, which was most
         # of the runner's per-case cost): callers serialize it, never mutate it.
         out = {name: getattr(self, name) for name in _FIELDS}
+        for name in _JUDGE_FIELDS:
+            if not out[name]:
+                del out[name]  # a run without judges writes what it always wrote
         out["failures"] = [f.to_dict() for f in self.failures]
         return out
 
@@ -103,9 +113,11 @@ class CaseRecord:
         out.adversarial_payload = None
         out.canary = None
         out.answer = None
+        out.judgements = None  # claims and statements are the answer's text
         if out.contexts is not None:
             out.contexts = [{**c, "text": None} for c in out.contexts]
         return out
 
 
 _FIELDS = tuple(f.name for f in fields(CaseRecord))
+_JUDGE_FIELDS = ("not_judged", "judgements", "judge_usage", "judge_error", "judge_estimate")

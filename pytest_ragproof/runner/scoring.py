@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from pytest_ragproof.dataset.models import Case
 from pytest_ragproof.metrics import (
@@ -17,11 +18,31 @@ from pytest_ragproof.runner.config import RunConfig
 from pytest_ragproof.runner.record import CaseRecord, Failure
 from pytest_ragproof.thresholds import Threshold
 
+if TYPE_CHECKING:
+    from pytest_ragproof.judges.engine import CaseJudgement
+
 ANSWER_PREVIEW = 200
 
 
-def missing_reason(metric: str, case: Case, output: PipelineOutput) -> str:
+def registry_kinds(metric: str) -> frozenset[str]:
+    spec = registry.resolve(metric)
+    return spec.kinds if spec is not None else frozenset()
+
+
+def missing_reason(
+    metric: str, case: Case, output: PipelineOutput, not_judged: Mapping[str, str] | None = None
+) -> str:
     """Why a metric that a threshold asks for is absent on this case."""
+    from pytest_ragproof.judges import NOT_JUDGED_REASONS, judge_of
+
+    judge = judge_of(metric)
+    if judge is not None:
+        if not_judged and judge in not_judged:
+            code = not_judged[judge]
+            return f"not judged: {code} ({NOT_JUDGED_REASONS.get(code, code)})"
+        if case.kind not in registry_kinds(metric):
+            return f"the {judge} judge does not apply to {case.kind} cases"
+        return "not judged: the run did not ask for this judge (--ragproof-judges)"
     spec = registry.resolve(metric)
     needs = spec.needs if spec is not None else frozenset()
     if "contexts" in needs and output.contexts is None:
@@ -43,8 +64,12 @@ def score(
     output: PipelineOutput,
     cfg: RunConfig,
     thresholds: Sequence[Threshold],
+    judgement: CaseJudgement | None = None,
 ) -> None:
-    """Fill metrics, retrieved ids, contexts and failures of ``record``."""
+    """Fill metrics, retrieved ids, contexts and failures of ``record``.
+
+    ``judgement``: the LLM judges' scores of this case, checked like any metric.
+    """
     metrics = score_case(
         case,
         output,
@@ -55,6 +80,10 @@ def score(
     )
     if record.latency_s is not None:
         metrics["latency_s"] = record.latency_s
+    not_judged: Mapping[str, str] = {}
+    if judgement is not None:
+        metrics.update(judgement.metrics)
+        not_judged = judgement.not_judged
     record.metrics = dict(sorted(metrics.items()))
     record.answer = output.answer
     if output.contexts is not None:
@@ -71,7 +100,11 @@ def score(
         if observed is None:
             record.failures.append(
                 Failure(
-                    t.expression, t.metric, None, t.bound, missing_reason(t.metric, case, output)
+                    t.expression,
+                    t.metric,
+                    None,
+                    t.bound,
+                    missing_reason(t.metric, case, output, not_judged),
                 )
             )
         elif not t.check(observed):

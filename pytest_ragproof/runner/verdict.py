@@ -16,6 +16,7 @@ from typing import Any
 from pytest_ragproof.runner.baseline import BaselineOutcome, apply_baseline
 from pytest_ragproof.runner.config import RunConfig
 from pytest_ragproof.runner.gates import (
+    UNJUDGED_VERDICT,
     XFAIL_STATUSES,
     ThresholdResult,
     all_aggregates,
@@ -93,6 +94,8 @@ def _aggregate_failure(r: ThresholdResult) -> str:
         f"aggregate {r.expression} [{r.pipeline}]: {r.aggregator} = {observed} "
         f"(expected {r.bound}, n={r.n})"
     )
+    if r.verdict.endswith(UNJUDGED_VERDICT):
+        line += f"; {r.verdict}: a gate on a judged metric does not pass on cases left unjudged"
     if r.worst:
         line += "; worst: " + ", ".join(f"{cid} {value:.3g}" for cid, value in r.worst)
     return line
@@ -167,6 +170,10 @@ def decide(facts: RunFacts, cfg: RunConfig) -> RunOutcome:
             gate_failures.extend(base.gate_failures)
             passed = passed and not base.gate_failures
     document = {**body, "passed": passed}
+    if cfg.judges is not None:
+        from pytest_ragproof.runner.judge_report import judge_totals
+
+        document["judges"] = judge_totals(records, cfg.judges)
     if base.section is not None:
         document["baseline"] = base.section
     outcome = RunOutcome(
@@ -224,6 +231,11 @@ def _lines(
     latency = latency_line(records)
     if latency:
         out.append(Line(latency))
+    judges = outcome.document.get("judges")
+    if judges is not None:
+        from pytest_ragproof.runner.judge_report import judge_lines
+
+        out.extend(Line(j) for j in judge_lines(judges))
     components = outcome.document.get("components")
     if records and components and cfg.components:
         from pytest_ragproof.reporting.components import format_components
