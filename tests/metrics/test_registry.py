@@ -77,16 +77,30 @@ def clean_registry() -> Iterator[None]:
 
 
 @pytest.mark.usefixtures("clean_registry")
-def test_judges_plug_in_by_registering_a_name() -> None:
+def test_a_metric_plugs_in_by_registering_a_name() -> None:
     spec = MetricSpec(
-        "faithfulness", frozenset({"qa"}), True, frozenset({"answer", "contexts"}), "LLM judge"
+        "house_score", frozenset({"qa"}), True, frozenset({"answer", "contexts"}), "in-house"
     )
     registry.register(spec)
-    assert registry.resolve("faithfulness") is spec
-    assert "faithfulness" in registry.known_names()
-    with pytest.raises(ValueError, match="already registered"):
-        registry.register(spec)
-    registry.register(spec, replace=True)
+    try:
+        assert registry.resolve("house_score") is spec
+        assert "house_score" in registry.known_names()
+        with pytest.raises(ValueError, match="already registered"):
+            registry.register(spec)
+        registry.register(spec, replace=True)
+    finally:
+        registry._SPECS.pop("house_score")
+
+
+def test_every_judge_metric_is_registered_with_the_judges_kinds() -> None:
+    from pytest_ragproof.judges import JUDGE_KINDS, metrics_of
+
+    for judge, kinds in JUDGE_KINDS.items():
+        for name in metrics_of([judge]):
+            spec = registry.resolve(name)
+            assert spec is not None, name
+            assert spec.kinds == kinds, name
+            assert "judge" in spec.needs
 
 
 @pytest.mark.parametrize(
