@@ -159,6 +159,11 @@ class RagproofRun:
                 check_available(self.cfg.judges)
             except ConfigError as exc:
                 raise pytest.UsageError(f"ragproof: {exc}") from None
+            # litellm's first calls import provider modules that warn about litellm's own
+            # pydantic models; pytest would pin those warnings on whichever case was running.
+            config.addinivalue_line(
+                "filterwarnings", "ignore:Items? .* on TypedDict class:UserWarning"
+            )
         self.written: list[str] = []
         self.outcome: RunOutcome | None = None
         self._local: dict[str, CaseRecord] = {}  # serial: a report's record until it is logged

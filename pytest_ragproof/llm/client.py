@@ -64,7 +64,17 @@ def load_litellm() -> Any:
     # litellm logs while importing, so its loggers are silenced before and after.
     _silence_litellm_loggers()
     try:
-        import litellm
+        import warnings
+
+        # litellm (at import and on its first calls, which import provider modules)
+        # warns about its own pydantic models: not the user's concern, and pytest would
+        # pin the warnings on whichever case was running.
+        warnings.filterwarnings(
+            "ignore", message=r"Items? .* on TypedDict class .* `ReadOnly` qualifier"
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import litellm
     except ImportError as exc:
         if exc.name is not None and exc.name.split(".")[0] != "litellm":
             raise

@@ -12,8 +12,14 @@ import pytest
 from pytest_ragproof.judges import JUDGES, JudgeSettings
 from pytest_ragproof.judges.engine import Budget, CaseJudgement, JudgeEngine, JudgeInputs
 from pytest_ragproof.llm import LLMClient, LLMConfig, ResponseCache
+from pytest_ragproof.llm.client import load_litellm
 from tests.judge_stub import ScriptedJudge
 from tests.llm_stub import StubServer
+
+# litellm is imported here, once per test process, not inside an in-process pytester run:
+# pytester drops the modules a run imported, and a litellm imported inside a run and
+# dropped afterwards leaves the next in-process run without its plugins.
+load_litellm()
 
 SECRET = "sk-judge-SECRET42"
 MODEL = "openai/stub-judge"

@@ -1,0 +1,341 @@
+"""Judges in real pytest runs (serial and ``-n 2``) against the scripted judge server."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.judge_stub import ScriptedJudge
+from tests.judges.conftest import SECRET
+from tests.llm_stub import Action, StubServer, server_error
+from tests.pytester_projects import load_json, run, write_frozen
+
+CASES: list[dict[str, Any]] = [
+    {
+        "id": "q1",
+        "kind": "qa",
+        "question": "What is the capital of France?",
+        "expected_answer": "Paris is the capital of France.",
+        "expected_source_ids": ["d1"],
+    },
+    {
+        "id": "q2",
+        "kind": "qa",
+        "question": "Which river flows through Paris?",
+        "expected_answer": "The Seine flows through Paris.",
+        "expected_source_ids": ["d2"],
+    },
+    {
+        "id": "q3",
+        "kind": "qa",
+        "question": "What is the capital of Germany?",
+        "expected_answer": "Berlin is the capital of Germany.",
+        "expected_source_ids": ["d3"],
+    },
+    {"id": "u1", "kind": "unanswerable", "question": "Who will win the 2090 cup?"},
+]
+
+ANSWERS = {
+    # q1: both claims supported; q2: 1 of 2; q3: 1 of 1.
+    "France": (
+        "Paris is the capital of France. Paris is in France.",
+        "d1",
+        "Paris is the capital of France. Paris is in France.",
+    ),
+    "river": (
+        "The Seine flows through Paris. The Seine is pink.",
+        "d2",
+        "The Seine flows through Paris.",
+    ),
+    "Germany": ("Berlin is the capital of Germany.", "d3", "Berlin is the capital of Germany."),
+}
+
+CONFTEST = f"""
+import sys
+import pytest
+
+ANSWERS = {ANSWERS!r}
+
+@pytest.fixture(scope="session")
+def rag_pipeline():
+    def pipeline(question):
+        for key, (answer, doc, text) in ANSWERS.items():
+            if key in question:
+                return {{"answer": answer, "contexts": [{{"id": doc, "text": text}}]}}
+        return {{"answer": "I don't know.", "contexts": []}}
+    return pipeline
+
+def pytest_sessionfinish(session):
+    if not hasattr(session.config, "workerinput"):
+        with open("imported.txt", "w") as fh:
+            fh.write(str("litellm" in sys.modules))
+"""
+
+
+@pytest.fixture
+def project(
+    pytester: pytest.Pytester, llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch
+) -> pytest.Pytester:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.delenv("RAGPROOF_JUDGE_MODEL", raising=False)
+    write_frozen(pytester, CASES)
+    pytester.makeconftest(CONFTEST)
+    return pytester
+
+
+def judge_args(stub: StubServer, *more: str) -> list[str]:
+    return [
+        "--ragproof-judge-model=openai/stub-judge",
+        f"--ragproof-judge-api-base={stub.url}",
+        "--ragproof-cache-dir=llmcache",
+        "--ragproof-judge-retries=0",
+        *more,
+    ]
+
+
+def test_a_judged_aggregate_gates_the_run(
+    project: pytest.Pytester, llm_stub: StubServer, mode: list[str]
+) -> None:
+    llm_stub.set_handler(ScriptedJudge())
+    result = run(
+        project,
+        mode,
+        *judge_args(
+            llm_stub,
+            "--ragproof-judges=all",
+            "--ragproof-aggregate-threshold=qa:faithfulness>=0.9",
+            "--ragproof-report=results.json",
+        ),
+    )
+    assert result.ret == 1
+    out = result.stdout.str()
+    result.stdout.fnmatch_lines(["*= 4 passed, 1 ragproof gate failed in *"])
+    assert "ragproof gate FAILED: aggregate qa:faithfulness>=0.9" in out
+    assert "worst: q2 0.5" in out
+    assert "judges (openai/stub-judge): 22 call(s), 0 cached" in out
+    doc = load_json(project.path / "results.json")
+    by_id = {c["id"]: c for c in doc["cases"]}
+    assert by_id["q2"]["metrics"]["faithfulness"] == 0.5
+    assert by_id["q1"]["metrics"]["faithfulness"] == 1.0
+    assert by_id["q2"]["judgements"]["faithfulness"]["claims"][1] == {
+        "claim": "The Seine is pink.",
+        "verdict": "unsupported",
+        "context": None,
+    }
+    assert by_id["u1"]["not_judged"] == {"context_relevance": "no_contexts"}
+    assert by_id["u1"]["metrics"]["abstained_judged"] == 1.0
+    assert by_id["q1"]["judge_usage"]["calls"] == 7
+    assert doc["judges"]["calls"] == 22 and doc["judges"]["cases"] == 4
+    assert doc["settings"]["judge_model"] == "openai/stub-judge"
+    agg = [a for a in doc["aggregates"] if a["metric"] == "faithfulness" and a["selector"] == "qa"]
+    assert agg[0]["n"] == 3 and agg[0]["values"]["mean"] == pytest.approx(2.5 / 3)
+
+
+def test_a_rerun_with_unchanged_answers_makes_no_call_and_never_imports_litellm(
+    project: pytest.Pytester, llm_stub: StubServer
+) -> None:
+    llm_stub.set_handler(ScriptedJudge())
+    args = judge_args(llm_stub, "--ragproof-judges=all", "--ragproof-report=results.json")
+    first = run(project, ["-n", "2"], *args)
+    assert first.ret == 0, first.stdout.str()
+    made = llm_stub.request_count
+    before = load_json(project.path / "results.json")
+    second = project.runpytest_subprocess(
+        "--ragproof-dataset=cases.frozen.json", "-p", "no:cacheprovider", *args
+    )
+    assert second.ret == 0, second.stdout.str()
+    assert llm_stub.request_count == made
+    assert (project.path / "imported.txt").read_text() == "False"
+    after = load_json(project.path / "results.json")
+    for a, b in zip(before["cases"], after["cases"], strict=True):
+        for key in ("judgements", "not_judged"):
+            assert a.get(key) == b.get(key)
+        assert {k: v for k, v in a["metrics"].items() if k != "latency_s"} == {
+            k: v for k, v in b["metrics"].items() if k != "latency_s"
+        }
+    assert after["judges"]["calls"] == 0 and after["judges"]["cached"] == 22
+    assert "judges (openai/stub-judge): 0 call(s), 22 cached" in second.stdout.str()
+
+
+def test_judges_without_a_model_are_one_usage_error(
+    project: pytest.Pytester, mode: list[str]
+) -> None:
+    result = run(project, mode, "--ragproof-aggregate-threshold=qa:faithfulness>=0.8")
+    assert result.ret == 4
+    err = result.stderr.str()
+    assert "no judge model is configured: set RAGPROOF_JUDGE_MODEL" in err
+    assert "a threshold or tolerance on faithfulness" in err
+    assert "Traceback" not in err
+
+
+def test_an_unknown_judge_name_suggests_the_closest(project: pytest.Pytester) -> None:
+    result = run(project, [], "--ragproof-judges=faithfulnes", "--ragproof-judge-model=x/y")
+    assert result.ret == 4
+    assert "unknown judge 'faithfulnes' (did you mean 'faithfulness'?)" in result.stderr.str()
+
+
+class FailOn:
+    """The scripted judge, but every request mentioning ``marker`` gets ``action``."""
+
+    def __init__(self, marker: str, action: Action) -> None:
+        self.judge = ScriptedJudge()
+        self.marker = marker
+        self.action = action
+
+    def __call__(self, body: dict[str, Any]) -> Action:
+        if self.marker in json.dumps(body):
+            return self.action
+        return self.judge(body)
+
+
+def test_a_failing_judge_call_is_that_case_error_and_the_run_goes_on(
+    project: pytest.Pytester, llm_stub: StubServer, mode: list[str]
+) -> None:
+    llm_stub.set_handler(FailOn("Berlin", server_error(503, echo=f"boom {SECRET}")))
+    result = run(
+        project,
+        mode,
+        *judge_args(
+            llm_stub,
+            "--ragproof-judges=faithfulness",
+            "--ragproof-report=results.json",
+            "--ragproof-aggregate-threshold=qa:faithfulness>=0.5",
+        ),
+    )
+    assert result.ret == 1
+    out = result.stdout.str()
+    assert "judge step 'answer-claims/1' failed: ProviderError" in out
+    assert "HTTP 503" in out
+    assert SECRET not in out and "boom" not in out
+    doc = load_json(project.path / "results.json")
+    by_id = {c["id"]: c for c in doc["cases"]}
+    assert by_id["q3"]["status"] == "error" and by_id["q3"]["error_type"] == "JudgeError"
+    assert by_id["q3"]["judge_error"]["status"] == 503
+    assert "faithfulness" not in by_id["q3"]["metrics"]
+    assert by_id["q1"]["status"] == "passed"
+    agg = [a for a in doc["aggregates"] if a["metric"] == "faithfulness" and a["selector"] == "qa"]
+    assert agg[0]["n_error"] == 1 and agg[0]["n"] == 2
+    assert SECRET not in (project.path / "results.json").read_text()
+
+
+def test_a_budget_never_turns_into_a_pass(
+    project: pytest.Pytester, llm_stub: StubServer, mode: list[str]
+) -> None:
+    llm_stub.set_handler(ScriptedJudge())
+    result = run(
+        project,
+        mode,
+        *judge_args(
+            llm_stub,
+            "--ragproof-judge-max-calls=2",
+            "--ragproof-report=results.json",
+            "--ragproof-aggregate-threshold=qa:faithfulness>=0",
+        ),
+    )
+    assert result.ret == 1
+    out = result.stdout.str()
+    assert "not judged (budget or dry run)" in out
+    assert llm_stub.request_count <= 2
+    doc = load_json(project.path / "results.json")
+    reasons = [
+        c.get("not_judged", {}).get("faithfulness") for c in doc["cases"] if c["kind"] == "qa"
+    ]
+    assert reasons.count("budget") >= 2
+    assert doc["passed"] is False
+
+
+def test_a_dry_run_calls_nothing_and_estimates(
+    project: pytest.Pytester, llm_stub: StubServer, mode: list[str]
+) -> None:
+    llm_stub.set_handler(ScriptedJudge())
+    result = run(
+        project,
+        mode,
+        *judge_args(llm_stub, "--ragproof-judges=faithfulness", "--ragproof-judge-dry-run"),
+    )
+    assert llm_stub.request_count == 0
+    out = result.stdout.str()
+    assert "judge dry run: the run would make 6 call(s)" in out
+    assert "nothing was called" in out
+
+
+def test_redaction_leaves_out_every_reason(project: pytest.Pytester, llm_stub: StubServer) -> None:
+    llm_stub.set_handler(ScriptedJudge())
+    result = run(
+        project,
+        [],
+        *judge_args(
+            llm_stub, "--ragproof-judges=all", "--ragproof-redact", "--ragproof-report=results.json"
+        ),
+    )
+    assert result.ret == 0, result.stdout.str()
+    text = (project.path / "results.json").read_text()
+    assert "Seine is pink" not in text and "capital" not in text
+    doc = json.loads(text)
+    q2 = next(c for c in doc["cases"] if c["id"] == "q2")
+    assert q2["metrics"]["faithfulness"] == 0.5
+    assert "judgements" not in q2
+
+
+def test_a_case_threshold_on_a_judged_metric_says_why_it_is_missing(
+    project: pytest.Pytester, llm_stub: StubServer
+) -> None:
+    llm_stub.set_handler(ScriptedJudge())
+    project.makeconftest(
+        CONFTEST.replace('"contexts": [{"id": doc, "text": text}]', '"contexts": []')
+    )
+    result = run(
+        project, [], *judge_args(llm_stub, "--ragproof-case-threshold=qa:context_recall>=0.5")
+    )
+    assert result.ret == 1
+    out = result.stdout.str()
+    assert (
+        "context_recall: not available (not judged: no_contexts (the pipeline returned no "
+        "contexts))" in out
+    )
+
+
+def test_rag_judge_inputs_chooses_what_the_judges_see(
+    project: pytest.Pytester, llm_stub: StubServer
+) -> None:
+    llm_stub.set_handler(ScriptedJudge())
+    project.makeconftest(
+        CONFTEST
+        + """
+@pytest.fixture(scope="session")
+def rag_judge_inputs():
+    def choose(output, case):
+        contexts = ["Paris is the capital of France."]
+        return {"question": "REWRITTEN " + case.question, "contexts": contexts}
+    return choose
+"""
+    )
+    result = run(
+        project,
+        [],
+        *judge_args(
+            llm_stub, "--ragproof-judges=context_relevance", "--ragproof-report=results.json"
+        ),
+    )
+    assert result.ret == 0, result.stdout.str()
+    sent = [json.dumps(r) for r in llm_stub.requests]
+    assert all("REWRITTEN" in s for s in sent) and len(sent) == 4
+    doc = load_json(project.path / "results.json")
+    assert all(len(c["judgements"]["context_relevance"]["contexts"]) == 1 for c in doc["cases"])
+
+
+def test_judge_concurrency_overlaps_calls_of_several_cases(
+    project: pytest.Pytester, llm_stub: StubServer
+) -> None:
+    llm_stub.set_handler(ScriptedJudge(delay_s=0.2))
+    result = run(
+        project,
+        [],
+        *judge_args(
+            llm_stub, "--ragproof-judges=abstained_judged", "--ragproof-judge-concurrency=4"
+        ),
+    )
+    assert result.ret == 0, result.stdout.str()
+    assert llm_stub.max_in_flight >= 2
