@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from pytest_ragproof.interop.report import FieldReport
 
 
+MAX_LISTED = 50  # problems printed; the count is always complete
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--from", dest="tool", required=True, choices=TOOLS, help="the tool that wrote FILE"
@@ -52,7 +55,7 @@ def _usage(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from pytest_ragproof.dataset.io import write_jsonl
-    from pytest_ragproof.errors import IngestError
+    from pytest_ragproof.errors import DatasetError, IngestError
     from pytest_ragproof.interop import build
     from pytest_ragproof.interop.report import FieldReport
 
@@ -74,14 +77,15 @@ def run(args: argparse.Namespace) -> int:
     drafts = _read(args, src, report)
     try:
         dataset = build.build_dataset(drafts, args.tool, str(src), corpus, report)
-    except build.ImportProblems as exc:
+    except DatasetError as exc:
         for line in report.lines():
             print(line, file=sys.stderr)
-        print(f"ragproof import: {exc}", file=sys.stderr)
-        for problem in exc.problems[:50]:
+        print(f"ragproof import: error: {exc}", file=sys.stderr)
+        problems = exc.problems if isinstance(exc, build.ImportProblems) else []
+        for problem in problems[:MAX_LISTED]:
             print(f"  {problem}", file=sys.stderr)
-        if len(exc.problems) > 50:
-            print(f"  … and {len(exc.problems) - 50} more", file=sys.stderr)
+        if len(problems) > MAX_LISTED:
+            print(f"  … and {len(problems) - MAX_LISTED} more", file=sys.stderr)
         print(f"wrote nothing to {out}", file=sys.stderr)
         return 1
     write_jsonl(dataset.cases, out)

@@ -38,6 +38,12 @@ CONTENT_NOTE = (
     "returning those exact texts as plain-string contexts matches; retrieval metrics need "
     "document ids: re-import with --corpus PATH"
 )
+CONTENT_NOTE_CORPUS = (
+    "{n} qa case(s) have no reference text found in the corpus: their expected_source_ids "
+    "are the texts' content ids (first 16 hex digits of sha256), which only a pipeline "
+    "returning those exact texts as plain-string contexts matches; retrieval metrics need "
+    "document ids: correct the texts or the corpus, or add expected_source_ids by hand"
+)
 CORPUS_NOTE = (
     "expected_source_ids resolved from the corpus are document ids: run pytest with "
     "--ragproof-source-match=document unless your contexts' ids are document ids"
@@ -129,7 +135,7 @@ def record_of(
             )
             return None
         rec["expected_source_ids"] = ids
-        report.source_ids[origin] += 1
+        rec[_ORIGIN] = origin
     if draft.passages:
         rec["reference_contexts"] = draft.passages
     if draft.history:
@@ -140,6 +146,7 @@ def record_of(
     return rec
 
 
+_ORIGIN = "\0origin"  # where a record's source ids came from; removed before validation
 _RECORD_REF = re.compile(r"record (\d+)")
 
 
@@ -161,6 +168,7 @@ def build_dataset(
             source=source,
             hint="check --from names the tool that wrote the file",
         )
+    origins = [rec.pop(_ORIGIN, None) for rec in records]
     errors: list[DatasetError] = []
     builder = Builder(source, errors)
     builder.read(list(zip(lines, records, strict=True)), None, from_csv=False)
@@ -188,10 +196,12 @@ def build_dataset(
     if problems:
         raise ImportProblems(source, problems)
     kept = [rec for i, rec in enumerate(records) if i not in duplicate]
+    report.source_ids.update(o for i, o in enumerate(origins) if o and i not in duplicate)
     dataset = load_dataset(kept)
     report.kinds.update(case.kind for case in dataset.cases)
     if report.source_ids[CONTENT]:
-        report.note(CONTENT_NOTE.format(n=report.source_ids[CONTENT]))
+        note = CONTENT_NOTE if corpus is None else CONTENT_NOTE_CORPUS
+        report.note(note.format(n=report.source_ids[CONTENT]))
     if report.source_ids[CORPUS]:
         report.note(CORPUS_NOTE)
     return dataset
