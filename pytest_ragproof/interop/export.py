@@ -22,11 +22,15 @@ from pytest_ragproof.interop.report import FieldReport
 RAGET_TYPES = {"distracting": "distracting element", "out_of_scope": "out of scope"}
 
 
-def _block(case: Case) -> dict[str, Any]:
+def _block(case: Case, *, history_kept: bool = True) -> dict[str, Any]:
+    # A conversational case without its history is no longer conversational.
+    qtype = case.question_type
+    if qtype == "conversational" and not history_kept:
+        qtype = "simple"
     return {
         "id": case.id,
         "kind": case.kind,
-        "question_type": case.question_type,
+        "question_type": qtype,
         "expected_source_ids": list(case.expected_source_ids),
     }
 
@@ -42,7 +46,10 @@ def _skip(case: Case, report: FieldReport, tool: str) -> bool:
         report.drop_record(f"injection cases have no {tool} equivalent", None)
         return True
     if case.conversation_history and tool != "RAGET":
-        report.drop_field("conversation_history", f"{tool} single-turn samples have no history")
+        report.drop_field(
+            "conversation_history",
+            f"{tool} single-turn samples have no history (question_type becomes simple)",
+        )
     return False
 
 
@@ -80,7 +87,7 @@ def to_deepeval(cases: Iterable[Case], report: FieldReport) -> list[dict[str, An
         report.n_read += 1
         if _skip(case, report, "DeepEval"):
             continue
-        meta = {**_metadata(case), "ragproof": _block(case)}
+        meta = {**_metadata(case), "ragproof": _block(case, history_kept=False)}
         report.map("question", "input")
         if case.expected_answer is not None:
             report.map("expected_answer", "expected_output")

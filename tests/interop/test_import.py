@@ -37,7 +37,13 @@ def test_raget_maps_question_types_history_and_out_of_scope(
     cli: Cli, files: Path, tmp_path: Path
 ) -> None:
     ran, cases = imported(
-        cli, tmp_path, "--from", "raget", files / "raget_testset.jsonl", "--corpus", files / "corpus"
+        cli,
+        tmp_path,
+        "--from",
+        "raget",
+        files / "raget_testset.jsonl",
+        "--corpus",
+        files / "corpus",
     )
     by_type = {c.question_type: c for c in cases}
     assert [c.question_type for c in cases] == [
@@ -82,7 +88,9 @@ def test_raget_without_corpus_uses_seed_document_ids(cli: Cli, files: Path, tmp_
 def test_ragas_files_resolve_reference_contexts_in_the_corpus(
     cli: Cli, files: Path, tmp_path: Path, name: str
 ) -> None:
-    ran, cases = imported(cli, tmp_path, "--from", "ragas", files / name, "--corpus", files / "corpus")
+    ran, cases = imported(
+        cli, tmp_path, "--from", "ragas", files / name, "--corpus", files / "corpus"
+    )
     assert all(c.kind == "qa" and c.expected_answer for c in cases)
     assert all(c.expected_source_ids for c in cases)
     assert "not found in the corpus" not in ran.out
@@ -187,11 +195,27 @@ def test_promptfoo_tests_with_var_mapping(cli: Cli, files: Path, tmp_path: Path,
 
 
 def test_promptfoo_needs_the_question_var(cli: Cli, files: Path, tmp_path: Path) -> None:
-    ran = cli("import", "--from", "promptfoo", files / "promptfoo_tests.yaml", "-o", tmp_path / "o.jsonl")
+    ran = cli(
+        "import", "--from", "promptfoo", files / "promptfoo_tests.yaml", "-o", tmp_path / "o.jsonl"
+    )
     assert ran.code == 1
-    assert "--var question=NAME" in ran.err and "(vars in the file: context, locale, query)" in ran.err
+    assert (
+        "--var question=NAME" in ran.err and "(vars in the file: context, locale, query)" in ran.err
+    )
     assert not (tmp_path / "o.jsonl").exists()
-    assert cli("import", "--from", "ragas", files / "ragas_testset.csv", "-o", tmp_path / "o.jsonl", "--var", "question=q").code == 2
+    assert (
+        cli(
+            "import",
+            "--from",
+            "ragas",
+            files / "ragas_testset.csv",
+            "-o",
+            tmp_path / "o.jsonl",
+            "--var",
+            "question=q",
+        ).code
+        == 2
+    )
 
 
 def _write(path: Path, rows: list[Any]) -> Path:
@@ -234,7 +258,11 @@ def test_bad_records_name_file_and_line_never_the_value(cli: Cli, tmp_path: Path
     _write(
         src,
         [
-            {"question": "fine?", "reference_context": "c", "metadata": {"question_type": "simple"}},
+            {
+                "question": "fine?",
+                "reference_context": "c",
+                "metadata": {"question_type": "simple"},
+            },
             {
                 "question": secret,
                 "reference_context": "c2",
