@@ -63,6 +63,15 @@ def run(args: argparse.Namespace) -> int:
         return _usage("--var applies to --from promptfoo only (the other formats name fields)")
     if args.context_delimiter is not None and args.tool != "deepeval":
         return _usage("--context-delimiter applies to --from deepeval only")
+    var_map: dict[str, str] = {}
+    if args.tool == "promptfoo":
+        from pytest_ragproof.errors import ConfigError
+        from pytest_ragproof.interop.promptfoo import parse_vars
+
+        try:
+            var_map = parse_vars(args.var)
+        except ConfigError as exc:
+            return _usage(str(exc))
     src, out = Path(args.file), Path(args.output)
     why = build.check_output(out, [src])
     if why is not None:
@@ -74,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         except IngestError as exc:
             return _usage(str(exc))
     report = FieldReport(args.tool, str(src))
-    drafts = _read(args, src, report)
+    drafts = _read(args, src, report, var_map)
     try:
         dataset = build.build_dataset(drafts, args.tool, str(src), corpus, report)
     except DatasetError as exc:
@@ -106,7 +115,9 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read(args: argparse.Namespace, src: Path, report: FieldReport) -> list[Draft]:
+def _read(
+    args: argparse.Namespace, src: Path, report: FieldReport, var_map: dict[str, str]
+) -> list[Draft]:
     from pytest_ragproof.interop import deepeval, promptfoo, ragas, raget
 
     if args.tool == "raget":
@@ -115,4 +126,4 @@ def _read(args: argparse.Namespace, src: Path, report: FieldReport) -> list[Draf
         return ragas.read(src, report)
     if args.tool == "deepeval":
         return deepeval.read(src, report, delimiter=args.context_delimiter or deepeval.DELIMITER)
-    return promptfoo.read(src, report, var_map=promptfoo.parse_vars(args.var))
+    return promptfoo.read(src, report, var_map=var_map)

@@ -195,8 +195,7 @@ def _draft(
     label, raw = _var(path, line, vars_, var_map, "expected_source_ids")
     ids = string_list(path, line, label, raw)
     if ids:
-        draft.source_ids, draft.source_ids_from = ids, label
-        report.map(label, "expected_source_ids")
+        draft.source_ids, draft.source_ids_from = ids, label  # mapped when used (build.py)
         used.add(var_map["expected_source_ids"])
     for name in vars_:
         if str(name) not in used:

@@ -91,7 +91,11 @@ def read(path: Path, report: FieldReport) -> list[Draft]:
         q_name, a_name, c_name = names
         value = obj.get(q_name)
         history: list[dict[str, str]] = []
-        if isinstance(value, str) and value.lstrip().startswith("[") and path.suffix == ".csv":
+        if (
+            isinstance(value, str)
+            and value.lstrip().startswith("[")
+            and path.suffix.lower() == ".csv"
+        ):
             value = string_list_raw(value)
         if isinstance(value, list):
             question, history = _conversation(path, line, value)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -300,3 +301,38 @@ def test_records_without_sources_and_duplicates_are_dropped_and_reported(
     assert "1: no question (input is empty) (line 20)" in ran.out
     assert "expected_source_ids: 1 from the reference texts" in ran.out
     assert "1: a multi-turn golden (scenario, turns) has no single question" in ran.out
+
+
+def test_promptfoo_list_and_file_questions_are_dropped_and_bad_vars_are_usage_errors(
+    cli: Cli, tmp_path: Path
+) -> None:
+    src = tmp_path / "tests.yaml"
+    src.write_text(
+        "- vars:\n    q: [one, two]\n    ctx: c\n"
+        "- vars:\n    q: file://questions.txt\n    ctx: c\n"
+        "- vars:\n    q: Kept?\n    ctx: c\n    doc: shipping.md\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "o.jsonl"
+    args = ("import", "--from", "promptfoo", src, "-o", out, "--var", "question=q")
+    ran = cli(*args, "--var", "expected_source_ids=doc")
+    assert ran.code == 0, ran.err
+    text = " ".join(ran.out.split())
+    assert "1: vars.q is a list (promptfoo runs one test per value" in text and "(line 1)" in text
+    assert "1: vars.q is loaded from a file by promptfoo (file://); inline it (line 4)" in text
+    assert "vars.doc -> expected_source_ids: 1" in text
+    assert load_dataset(out).cases[0].expected_source_ids == ("shipping.md",)
+    ran = cli(*args, "--var", "answer=ctx")
+    assert ran.code == 2 and "--var 'answer=ctx': expected FIELD=VAR" in ran.err
+
+
+def test_promptfoo_yaml_without_pyyaml_names_the_extra(
+    cli: Cli, files: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "yaml", None)
+    ran = cli(
+        "import", "--from", "promptfoo", files / "promptfoo_tests.yaml", "-o",
+        tmp_path / "o.jsonl", "--var", "question=query",
+    )  # fmt: skip
+    assert ran.code == 1
+    assert "pip install 'pytest-ragproof[interop]'" in ran.err
