@@ -31,6 +31,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("pytest_ragproof.commands.validate", "check a dataset file and print counts"),
     "freeze": ("pytest_ragproof.commands.freeze", "validate and freeze a dataset"),
     "split": ("pytest_ragproof.commands.split", "assign optimize/validation/test splits"),
+    "import": (
+        "pytest_ragproof.commands.import_",
+        "import a RAGET, Ragas, DeepEval or promptfoo test set as a dataset",
+    ),
+    "export": (
+        "pytest_ragproof.commands.export",
+        "export a dataset as a Ragas, DeepEval or RAGET test set",
+    ),
     "report": (
         "pytest_ragproof.commands.report",
         "render a results file as markdown, html or inspectorraget",

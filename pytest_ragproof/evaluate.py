@@ -62,6 +62,15 @@ class Results:
     def to_json(self) -> str:
         return dumps(self.document)
 
+    def to_pandas(self) -> Any:
+        """The scored cases as a pandas DataFrame: one row per case and pipeline, metrics as
+        columns (``<NA>`` where a case has no value). Redacted runs have no text columns'
+        values. Needs pandas (``pip install pandas``).
+        """
+        from pytest_ragproof.interop.frames import results_frame
+
+        return results_frame(self.document["cases"])
+
     def write(self, path: str | os.PathLike[str]) -> Path:
         target = Path(path)
         write_results(self.document, target)

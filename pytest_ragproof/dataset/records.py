@@ -65,6 +65,17 @@ class Dataset:
     def by_id(self) -> dict[str, Case]:
         return {case.id: case for case in self.cases}
 
+    def to_pandas(self) -> Any:
+        """The cases as a pandas DataFrame, one row per case, one column per schema field.
+
+        Needs pandas (``pip install pandas``); raises a ``MissingExtraError`` naming it.
+        """
+        from pytest_ragproof.interop.frames import cases_frame
+
+        return cases_frame(
+            (case.model_dump(mode="json") for case in self.cases), list(Case.model_fields)
+        )
+
 
 @dataclass(slots=True)
 class Where:

@@ -1,0 +1,129 @@
+"""``ragproof import --from raget|ragas|deepeval|promptfoo FILE -o OUT [--corpus PATH]``.
+
+Reads another tool's test set, prints a field report (what mapped where, what was
+dropped and why, counts) and writes a reviewable JSONL dataset that ``ragproof
+validate`` and ``ragproof freeze`` accept. See docs/interop.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_ragproof.interop import TOOLS
+
+if TYPE_CHECKING:
+    from pytest_ragproof.interop.drafts import Draft
+    from pytest_ragproof.interop.report import FieldReport
+
+
+MAX_LISTED = 50  # problems printed; the count is always complete
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--from", dest="tool", required=True, choices=TOOLS, help="the tool that wrote FILE"
+    )
+    parser.add_argument("file", help="the other tool's test set (JSONL, JSON, CSV or YAML)")
+    parser.add_argument("-o", "--output", required=True, help="the JSONL dataset to write")
+    parser.add_argument(
+        "--corpus",
+        metavar="PATH",
+        help="resolve reference context texts to the ids of the corpus documents holding them",
+    )
+    parser.add_argument(
+        "--var",
+        metavar="FIELD=VAR",
+        action="append",
+        default=None,
+        help="promptfoo only: which var holds a case field (repeatable; question is required), "
+        "e.g. --var question=query --var reference_contexts=context",
+    )
+    parser.add_argument(
+        "--context-delimiter",
+        default=None,
+        help="deepeval CSV/JSONL only: what joins the context passages in a cell (default |)",
+    )
+
+
+def _usage(message: str) -> int:
+    print(f"ragproof import: error: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    from pytest_ragproof.dataset.io import write_jsonl
+    from pytest_ragproof.errors import DatasetError, IngestError
+    from pytest_ragproof.interop import build
+    from pytest_ragproof.interop.report import FieldReport
+
+    if args.var and args.tool != "promptfoo":
+        return _usage("--var applies to --from promptfoo only (the other formats name fields)")
+    if args.context_delimiter is not None and args.tool != "deepeval":
+        return _usage("--context-delimiter applies to --from deepeval only")
+    var_map: dict[str, str] = {}
+    if args.tool == "promptfoo":
+        from pytest_ragproof.errors import ConfigError
+        from pytest_ragproof.interop.promptfoo import parse_vars
+
+        try:
+            var_map = parse_vars(args.var)
+        except ConfigError as exc:
+            return _usage(str(exc))
+    src, out = Path(args.file), Path(args.output)
+    why = build.check_output(out, [src])
+    if why is not None:
+        return _usage(why)
+    corpus = None
+    if args.corpus is not None:
+        try:
+            corpus = build.CorpusIndex(args.corpus)
+        except IngestError as exc:
+            return _usage(str(exc))
+    report = FieldReport(args.tool, str(src))
+    drafts = _read(args, src, report, var_map)
+    try:
+        dataset = build.build_dataset(drafts, args.tool, str(src), corpus, report)
+    except DatasetError as exc:
+        for line in report.lines():
+            print(line, file=sys.stderr)
+        print(f"ragproof import: error: {exc}", file=sys.stderr)
+        problems = exc.problems if isinstance(exc, build.ImportProblems) else []
+        for problem in problems[:MAX_LISTED]:
+            print(f"  {problem}", file=sys.stderr)
+        if len(problems) > MAX_LISTED:
+            print(f"  … and {len(problems) - MAX_LISTED} more", file=sys.stderr)
+        print(f"wrote nothing to {out}", file=sys.stderr)
+        return 1
+    write_jsonl(dataset.cases, out)
+    report.output = str(out)
+    for line in report.lines():
+        print(line)
+    if corpus is not None:
+        skipped = ", ".join(f"{n} {reason}" for reason, n in corpus.skipped.items())
+        print(
+            f"corpus: {args.corpus}, {corpus.n_documents} document(s)"
+            + (
+                f"; skipped files: {skipped} (ragproof ingest --corpus shows why)"
+                if skipped
+                else ""
+            )
+        )
+    print(f"freeze it with: ragproof freeze {out}")
+    return 0
+
+
+def _read(
+    args: argparse.Namespace, src: Path, report: FieldReport, var_map: dict[str, str]
+) -> list[Draft]:
+    from pytest_ragproof.interop import deepeval, promptfoo, ragas, raget
+
+    if args.tool == "raget":
+        return raget.read(src, report)
+    if args.tool == "ragas":
+        return ragas.read(src, report)
+    if args.tool == "deepeval":
+        return deepeval.read(src, report, delimiter=args.context_delimiter or deepeval.DELIMITER)
+    return promptfoo.read(src, report, var_map=var_map)

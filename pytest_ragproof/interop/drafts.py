@@ -1,0 +1,211 @@
+"""What every importer produces (:class:`Draft`) and the file readers they share.
+
+A draft is one record of the other tool's file in our words, before source ids
+are settled and the case is validated (``build.py``). Readers return rows with
+their 1-based line so that every message and report can point at the record;
+errors name the file and line, never a value.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_ragproof.dataset.readers import decode
+from pytest_ragproof.errors import DatasetError
+
+
+@dataclass
+class Draft:
+    """One imported record: case fields, reference passages and ids the file gave."""
+
+    line: int | None
+    question: str
+    kind: str = "qa"
+    id: str | None = None
+    question_type: str | None = None
+    expected_answer: str | None = None
+    passages: list[str] = field(default_factory=list)
+    source_ids: list[str] = field(default_factory=list)
+    source_ids_from: str = ""  # which field of the file gave source_ids
+    history: list[dict[str, str]] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Row:
+    """A record of the input file: its line (None where unknown) and value."""
+
+    line: int | None
+    value: Any
+
+
+def bad(path: Path | str, line: int | None, reason: str, hint: str) -> DatasetError:
+    return DatasetError(reason, source=str(path), line=line, hint=hint)
+
+
+def _json_rows(path: Path, text: str) -> list[Row]:
+    """The elements of a JSON array, each with the line it starts on."""
+    decoder = json.JSONDecoder()
+    try:
+        start = text.index("[") + 1
+    except ValueError:
+        raise bad(path, 1, "is not a JSON array", "give the tool's JSON export") from None
+    rows: list[Row] = []
+    pos, n = start, len(text)
+    while True:
+        while pos < n and text[pos] in " \t\n\r,":
+            pos += 1
+        if pos >= n or text[pos] == "]":
+            return rows
+        line = text.count("\n", 0, pos) + 1
+        try:
+            value, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            raise bad(
+                path, exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})", "fix the JSON"
+            ) from None
+        rows.append(Row(line, value))
+
+
+def _jsonl_rows(path: Path, text: str) -> list[Row]:
+    rows: list[Row] = []
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(Row(lineno, json.loads(line)))
+        except json.JSONDecodeError as exc:
+            raise bad(
+                path,
+                lineno,
+                f"invalid JSON: {exc.msg} (column {exc.colno})",
+                "each line of a JSONL file must be one JSON object",
+            ) from None
+    return rows
+
+
+def csv_rows(path: Path, text: str) -> tuple[list[str], list[Row]]:
+    """Header and rows (dicts of non-empty cells) of a CSV text, each with its first line."""
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    rows: list[Row] = []
+    start = 2
+    try:
+        for row in reader:
+            cells = {k: v for k, v in row.items() if isinstance(k, str) and v not in (None, "")}
+            rows.append(Row(start, cells))
+            start = reader.line_num + 1
+    except csv.Error:
+        raise bad(path, reader.line_num, "malformed CSV", "check the quoting of that row") from None
+    return list(reader.fieldnames or []), rows
+
+
+def read_text(path: Path) -> str:
+    text = decode(path)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def read_json_records(path: Path, text: str, list_keys: tuple[str, ...] = ()) -> list[Row]:
+    """A JSON array, a JSON object holding one under ``list_keys``, or JSONL."""
+    head = text.lstrip()
+    if head.startswith("["):
+        return _json_rows(path, text)
+    if head.startswith("{") and list_keys:
+        try:
+            whole = json.loads(text)
+        except json.JSONDecodeError:
+            whole = None
+        if isinstance(whole, dict):
+            for key in list_keys:
+                if isinstance(whole.get(key), list):
+                    # The object's own lines are unknown past this point: count records.
+                    return [Row(None, value) for value in whole[key]]
+            if not any(key in whole for key in list_keys):
+                return [Row(1, whole)]  # a one-record JSONL file
+    return _jsonl_rows(path, text)
+
+
+def objects(path: Path, rows: list[Row]) -> Iterator[tuple[int | None, Mapping[str, Any]]]:
+    for row in rows:
+        if not isinstance(row.value, Mapping):
+            raise bad(
+                path,
+                row.line,
+                f"a record is a JSON {type(row.value).__name__}, not an object",
+                "each record must be an object of the tool's fields",
+            )
+        yield row.line, row.value
+
+
+def string_value(
+    path: Path, line: int | None, name: str, value: Any, *, allow_number: bool = False
+) -> str | None:
+    """A text field: None when absent or blank; a clear error when it is not text."""
+    if value is None:
+        return None
+    if allow_number and isinstance(value, int | float) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        raise bad(
+            path,
+            line,
+            f"{name} is a {type(value).__name__}, not text",
+            f"make {name} a string",
+        )
+    return value if value.strip() else None
+
+
+def string_list(
+    path: Path, line: int | None, name: str, value: Any, *, split: str = ""
+) -> list[str]:
+    """A list of texts: a JSON list, or in a CSV cell a JSON array, a Python list literal
+    (how pandas writes a list column) or, with ``split``, text joined by that delimiter."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        cell = value.strip()
+        if cell.startswith("["):
+            try:
+                value = json.loads(cell)
+            except json.JSONDecodeError:
+                try:
+                    value = ast.literal_eval(cell)
+                except (ValueError, SyntaxError, MemoryError, RecursionError):
+                    raise bad(
+                        path,
+                        line,
+                        f"{name} starts like a list but is neither a JSON array nor a Python list",
+                        f'write {name} as a JSON array, e.g. ["first passage", "second"]',
+                    ) from None
+        elif split:
+            value = [part for part in cell.split(split)]
+        else:
+            value = [cell]
+    if not isinstance(value, list | tuple):
+        raise bad(
+            path,
+            line,
+            f"{name} is a {type(value).__name__}, not a list",
+            f"make {name} a list of strings",
+        )
+    out: list[str] = []
+    for item in value:
+        if not isinstance(item, str):
+            raise bad(
+                path,
+                line,
+                f"{name} holds a {type(item).__name__}, not text",
+                f"make every entry of {name} a string",
+            )
+        if item.strip():
+            out.append(item)
+    return out
