@@ -1,8 +1,8 @@
 """The pytest side of ``--ragproof-endpoint``: the options read once, the pipeline as a fixture.
 
 :func:`install` (called by the run when an endpoint is configured) validates the
-settings, registers a plugin object providing the session-scoped fixture
-``ragproof_endpoint`` and returns the run's settings naming that fixture as the
+settings, registers this module as a plugin (it provides the session-scoped
+fixture ``ragproof_endpoint``) and returns the run's settings naming that fixture as the
 pipeline: collection, ``--ragproof-concurrency`` (a session-scoped pipeline may
 run ahead) and the records then work as with a user's fixture.
 
@@ -12,8 +12,9 @@ project: the run tests the service, and the summary says the fixture was not use
 
 from __future__ import annotations
 
-import dataclasses
 import os
+import sys
+from dataclasses import dataclass, replace
 
 import pytest
 
@@ -22,7 +23,7 @@ from pytest_ragproof.endpoint.client import EndpointPipeline
 from pytest_ragproof.endpoint.settings import EndpointSettings, make_settings
 from pytest_ragproof.runner.config import RunConfig
 
-FIXTURE = "ragproof_endpoint"
+FIXTURE = "ragproof_endpoint"  # the name of the fixture below
 
 
 def settings_from(config: pytest.Config) -> EndpointSettings:
@@ -46,41 +47,45 @@ def settings_from(config: pytest.Config) -> EndpointSettings:
     )
 
 
-class EndpointFixture:
-    """Registered plugin object: the endpoint pipeline as the ``ragproof_endpoint`` fixture."""
+@dataclass(frozen=True)
+class _Endpoint:
+    pipeline: EndpointPipeline
+    notes: list[str]  # the run's notes (workers send theirs to the controller)
+    shadowed: str  # the fixture name a project would define (rag_pipeline)
 
-    def __init__(self, pipeline: EndpointPipeline, notes: list[str], shadowed: str) -> None:
-        self.pipeline = pipeline
-        self.notes = notes  # the run's notes (workers send theirs to the controller)
-        self.shadowed = shadowed  # the fixture name a project would define (rag_pipeline)
 
-    @pytest.fixture(scope="session", name=FIXTURE)
-    def ragproof_endpoint(self) -> EndpointPipeline:
-        """The --ragproof-endpoint pipeline: POSTs a question (and history) to the service."""
-        return self.pipeline
+_KEY = pytest.StashKey[_Endpoint]()
 
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        # Which fixtures a node sees is the fixture manager's to say (no public API).
-        manager = getattr(session, "_fixturemanager", None)
-        lookup = getattr(manager, "getfixturedefs", None)
-        item = next((i for i in session.items if FIXTURE in getattr(i, "fixturenames", ())), None)
-        if lookup is None or item is None:
-            return
-        try:
-            defined = lookup(self.shadowed, item)
-        except Exception:  # pytest's private API changed: the note is only a courtesy
-            return
-        if defined:
-            self.notes.append(
-                f"the fixture '{self.shadowed}' was not used: --ragproof-endpoint supplies the "
-                "pipeline (leave --ragproof-endpoint out to test the fixture)"
-            )
+
+@pytest.fixture(scope="session")
+def ragproof_endpoint(pytestconfig: pytest.Config) -> EndpointPipeline:
+    """The --ragproof-endpoint pipeline: POSTs a question (and history) to the service."""
+    return pytestconfig.stash[_KEY].pipeline
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Say once that a project's pipeline fixture was not used."""
+    state = session.config.stash.get(_KEY, None)
+    # Which fixtures a node sees is the fixture manager's to say (no public API).
+    lookup = getattr(getattr(session, "_fixturemanager", None), "getfixturedefs", None)
+    item = next((i for i in session.items if FIXTURE in getattr(i, "fixturenames", ())), None)
+    if state is None or lookup is None or item is None:
+        return
+    try:
+        defined = lookup(state.shadowed, item)
+    except Exception:  # pytest's private API changed: the note is only a courtesy
+        return
+    if defined:
+        state.notes.append(
+            f"the fixture '{state.shadowed}' was not used: --ragproof-endpoint supplies the "
+            "pipeline (leave --ragproof-endpoint out to test the fixture)"
+        )
 
 
 def install(config: pytest.Config, cfg: RunConfig, notes: list[str]) -> RunConfig:
     """Validate the endpoint settings, provide the fixture, return settings that use it."""
     pipeline = EndpointPipeline(settings_from(config))
-    config.pluginmanager.register(
-        EndpointFixture(pipeline, notes, cfg.pipeline_fixture), "ragproof-endpoint"
-    )
-    return dataclasses.replace(cfg, pipeline_fixture=FIXTURE)
+    config.stash[_KEY] = _Endpoint(pipeline, notes, cfg.pipeline_fixture)
+    # This module is the plugin: its fixture and hook (module-level, as pytest prefers).
+    config.pluginmanager.register(sys.modules[__name__], "ragproof-endpoint")
+    return replace(cfg, pipeline_fixture=FIXTURE)
