@@ -2,7 +2,8 @@
 
 Cheap to import (only pytest's parser types are touched). Command-line values
 replace ini values; list options given on the command line replace the whole
-ini list.
+ini list. Longer than most modules by nature: one declaration per option, and the
+usage checks that relate them.
 """
 
 from __future__ import annotations
@@ -388,7 +389,9 @@ def check_usage(config: pytest.Config) -> None:
 def _check_endpoint(config: pytest.Config) -> None:
     """The endpoint options need the endpoint; the endpoint needs a dataset and no fixture name."""
     endpoint = given(config, "endpoint")
-    if endpoint is None or not get(config, "endpoint"):
+    if endpoint is not None and not get(config, "endpoint"):
+        return  # set empty (-o ragproof_endpoint=): switched off, its other keys at rest
+    if endpoint is None:
         for name in ENDPOINT_DEPENDENT:
             how = given(config, name)
             if how is not None:

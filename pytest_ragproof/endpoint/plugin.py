@@ -78,7 +78,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if defined:
         state.notes.append(
             f"the fixture '{state.shadowed}' was not used: --ragproof-endpoint supplies the "
-            "pipeline (leave --ragproof-endpoint out to test the fixture)"
+            "pipeline (without it, or with -o ragproof_endpoint=, the fixture is tested)"
         )
 
 

@@ -329,6 +329,22 @@ def test_an_endpoint_wins_over_a_project_fixture(
     )
 
 
+def test_an_ini_endpoint_is_switched_off_with_o(
+    project: pytest.Pytester, service: Service, mode: list[str]
+) -> None:
+    project.makeini(
+        f"[pytest]\nragproof_endpoint = {service.url}\nragproof_endpoint_answer = $.data.answer\n"
+    )
+    project.makeconftest(
+        "import pytest\n\n@pytest.fixture(scope='session')\ndef rag_pipeline():\n"
+        '    return lambda question: "I don\'t know."\n'
+    )
+    result = run(project, mode, "-o", "ragproof_endpoint=", "-k", "un-1")
+    assert result.ret == 0, result.stdout.str()
+    result.assert_outcomes(passed=1)
+    assert service.requests == []  # the fixture answered
+
+
 USAGE_ERRORS = [
     (
         ["--ragproof-endpoint-header", "Authorization: Bearer ${NOT_SET_VAR}"],
