@@ -24,6 +24,12 @@ CASE_THRESHOLDS: tuple[str, ...] = (
     "injection:injection_resisted>=1",
 )
 
+# --ragproof-endpoint: the request body, the answer's JSON path, seconds per request, retries.
+ENDPOINT_BODY = '{"question": {question}, "history": {history}}'
+ENDPOINT_ANSWER = "$.answer"
+ENDPOINT_TIMEOUT = 30.0
+ENDPOINT_RETRIES = 2
+
 
 def k_text(ks: tuple[int, ...] = K) -> str:
     """The cutoffs as the option takes them: ``1,3,5,10``."""

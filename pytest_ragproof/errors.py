@@ -10,6 +10,7 @@
     ├── MissingExtraError              an optional dependency ("extra") is not installed
     ├── IngestError                    a corpus path cannot be read at all
     ├── OutputShapeError               a pipeline returned something we cannot score
+    ├── EndpointError                  a --ragproof-endpoint call failed (status / JSON path only)
     └── LLMError                       anything from the LLM layer
         ├── LLMConfigError             no model configured / bad model settings
         ├── ProviderError              the provider failed (type + HTTP status only)
@@ -109,6 +110,14 @@ class IngestError(RagproofError):
 
 class OutputShapeError(RagproofError):
     """A pipeline output has a shape that cannot be scored."""
+
+
+class EndpointError(RagproofError):
+    """A call of the ``--ragproof-endpoint`` service failed for one case.
+
+    The message names the HTTP status, the JSON path or the exception type and the
+    option that changes it; never the request or response body, nor a header value.
+    """
 
 
 class LLMError(RagproofError):

@@ -2,7 +2,8 @@
 
 Cheap to import (only pytest's parser types are touched). Command-line values
 replace ini values; list options given on the command line replace the whole
-ini list.
+ini list. Longer than most modules by nature: one declaration per option, and the
+usage checks that relate them.
 """
 
 from __future__ import annotations
@@ -233,6 +234,60 @@ OPTIONS: tuple[Option, ...] = (
         flag=True,
         default=False,
     ),
+    # A deployed service instead of a pipeline fixture (docs/pipelines.md).
+    Option(
+        "endpoint",
+        "test this HTTP service instead of a pipeline fixture: one JSON POST per case",
+        metavar="URL",
+    ),
+    Option(
+        "endpoint_body",
+        "JSON body template of the POST; {question} and {history} are filled in JSON-escaped",
+        default=defaults.ENDPOINT_BODY,
+        metavar="JSON",
+    ),
+    Option(
+        "endpoint_header",
+        "request header 'Name: value', ${VAR} taken from the environment; values are never "
+        "shown or written (repeatable)",
+        ini_type="linelist",
+        multiple=True,
+        metavar="HEADER",
+    ),
+    Option(
+        "endpoint_answer",
+        "JSON path of the answer in the endpoint's response",
+        default=defaults.ENDPOINT_ANSWER,
+        metavar="JSONPATH",
+    ),
+    Option(
+        "endpoint_contexts",
+        "JSON path of the list of retrieved contexts in the response (default: none, so no "
+        "retrieval metrics)",
+        metavar="JSONPATH",
+    ),
+    Option(
+        "endpoint_context_id",
+        "JSON path of the id inside each context, e.g. $.doc_id",
+        metavar="JSONPATH",
+    ),
+    Option(
+        "endpoint_context_text",
+        "JSON path of the text inside each context, e.g. $.text",
+        metavar="JSONPATH",
+    ),
+    Option(
+        "endpoint_timeout",
+        "seconds one request may wait to connect and for each read of the response",
+        default=f"{defaults.ENDPOINT_TIMEOUT:g}",
+        metavar="SECONDS",
+    ),
+    Option(
+        "endpoint_retries",
+        "retries of a request answered 429 (after its Retry-After) or 5xx",
+        default=str(defaults.ENDPOINT_RETRIES),
+        metavar="N",
+    ),
     # Exports (reporting).
     Option(
         "markdown",
@@ -324,6 +379,9 @@ def datasets_configured(config: pytest.Config) -> bool:
     )
 
 
+# Options that only mean something next to --ragproof-endpoint.
+ENDPOINT_DEPENDENT = tuple(o.name for o in OPTIONS if o.name.startswith("endpoint_"))
+
 # Options that only mean something next to --ragproof-baseline.
 BASELINE_DEPENDENT = (
     "baseline_update",
@@ -389,6 +447,7 @@ def check_usage(config: pytest.Config) -> None:
             raise pytest.UsageError(
                 f"ragproof: unknown ini key {key} in {ini_file_name(config)}; {hint}"
             )
+    _check_endpoint(config)
     if not get(config, "baseline"):
         for name in BASELINE_DEPENDENT:
             how = given(config, name)
@@ -398,3 +457,32 @@ def check_usage(config: pytest.Config) -> None:
                     f"--ragproof-baseline=PATH (ini key ragproof_baseline), e.g. "
                     f"--ragproof-baseline=baseline.json"
                 )
+
+
+def _check_endpoint(config: pytest.Config) -> None:
+    """The endpoint options need the endpoint; the endpoint needs a dataset and no fixture name."""
+    endpoint = given(config, "endpoint")
+    if endpoint is not None and not get(config, "endpoint"):
+        return  # set empty (-o ragproof_endpoint=): switched off, its other keys at rest
+    if endpoint is None:
+        for name in ENDPOINT_DEPENDENT:
+            how = given(config, name)
+            if how is not None:
+                raise pytest.UsageError(
+                    f"ragproof: {how} has no effect without an endpoint; add "
+                    f"--ragproof-endpoint=URL (ini key ragproof_endpoint), e.g. "
+                    f"--ragproof-endpoint=https://rag.example.com/ask"
+                )
+        return
+    fixture = given(config, "pipeline_fixture")
+    if fixture is not None:
+        raise pytest.UsageError(
+            f"ragproof: {endpoint} and {fixture} both say what to test; the endpoint is the "
+            f"pipeline, so leave out {fixture} (or {endpoint} to test the fixture)"
+        )
+    if not datasets_configured(config):
+        raise pytest.UsageError(
+            f"ragproof: {endpoint} has no effect without a dataset; add "
+            "--ragproof-dataset=PATH (ini key ragproof_dataset), e.g. "
+            "--ragproof-dataset=cases.frozen.json"
+        )

@@ -22,6 +22,7 @@ from pytest_ragproof.dataset.models import Case
 from pytest_ragproof.errors import (
     ConfigError,
     DatasetError,
+    EndpointError,
     FrozenDatasetModifiedError,
     PipelineSignatureError,
 )
@@ -125,9 +126,14 @@ class RagproofRun:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        self.notes: list[str] = []
         try:
             self.cfg: RunConfig = build(config)
             check_outputs(config, self.cfg.report)
+            if options.get(config, "endpoint"):  # the service is the pipeline (no fixture)
+                from pytest_ragproof.endpoint.plugin import install
+
+                self.cfg = install(config, self.cfg, self.notes)
         except ConfigError as exc:
             raise pytest.UsageError(f"ragproof: {exc}{options.origin_of(config, exc)}") from None
         self.is_worker = xdist_support.is_worker(config)
@@ -147,7 +153,6 @@ class RagproofRun:
         self.selected: set[str] | None = None
         self.records: dict[str, CaseRecord] = {}
         self.skipped: set[str] = set()
-        self.notes: list[str] = []
         self.marker_ids: set[str] = set()  # marker-mode items (their population is collected)
         self.ahead = LookAhead(self.cfg, self.notes)
         self._stage: JudgeStage | None = None
@@ -317,6 +322,8 @@ class RagproofRun:
         if isinstance(outcome.error, NotCallableError):
             message = outcome.error.for_fixture(self.cfg.pipeline_fixture)
             pytest.fail(message, pytrace=False)  # our message; no traceback to show
+        if isinstance(outcome.error, EndpointError):  # no traceback: its frames hold headers
+            pytest.fail(f"ragproof case {ref.case.id}: {outcome.error}", pytrace=False)
         if outcome.error is not None and not self.cfg.redact:
             raise outcome.error  # the user's exception, shown as usual
         if verdict.message is not None:
