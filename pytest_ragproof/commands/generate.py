@@ -80,6 +80,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="provider endpoint (Ollama, vLLM, Azure, any OpenAI-compatible server)",
     )
     add(
+        "--response-format",
+        choices=("auto", "json_schema", "json_object", "prompt"),
+        default="auto",
+        help="how structured replies are asked for: auto (a JSON-schema response_format when "
+        "litellm says the model supports it, else the schema in the prompt), json_schema "
+        "(e.g. a local vLLM or llama.cpp server), json_object or prompt",
+    )
+    add(
         "--concurrency",
         type=positive,
         default=DEFAULT_CONCURRENCY,
@@ -216,7 +224,12 @@ def run(args: argparse.Namespace) -> int:
     from pytest_ragproof.llm import LLMClient, ResponseCache, gen_config
 
     try:
-        config = gen_config(args.model, api_base=args.api_base, concurrency=args.concurrency)
+        config = gen_config(
+            args.model,
+            api_base=args.api_base,
+            concurrency=args.concurrency,
+            response_format=args.response_format,
+        )
     except LLMConfigError as exc:
         return _usage_error(str(exc))
     client = LLMClient(config, ResponseCache(args.cache_dir, enabled=not args.no_cache))

@@ -133,3 +133,18 @@ def test_the_parser_defaults_mirror_the_library() -> None:
     assert command.DEFAULT_CHUNK_SIZE == DEFAULT_CHUNK_SIZE == defaults.chunk_size
     assert command.DEFAULT_MAX_FILE_BYTES == DEFAULT_MAX_FILE_BYTES
     assert LLMConfig(model="x/y").concurrency == command.DEFAULT_CONCURRENCY
+
+
+def test_response_format_json_schema_is_sent_to_a_server_litellm_knows_nothing_about(
+    tmp_path: Path, llm_stub: StubServer, fake: FakeModel
+) -> None:
+    corpus = write_text_corpus(
+        tmp_path / "corpus", {"a.txt": "Refunds are processed within fourteen days."}
+    )
+    out = tmp_path / "o.jsonl"
+    args = ["generate", "--corpus", str(corpus), "--out", str(out), "--qa", "1", "-q"]
+    args += ["--types", "simple", "--items-per-request", "1", "--model", MODEL, "--no-cache"]
+    args += ["--api-base", llm_stub.url, "--language", "en", "--response-format", "json_schema"]
+    assert main(args) == 0
+    assert llm_stub.requests
+    assert all(b["response_format"]["type"] == "json_schema" for b in llm_stub.requests)
