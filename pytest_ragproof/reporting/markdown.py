@@ -4,10 +4,11 @@
 the LLM judges' calls, cache hits, tokens and cost with the not-judged counts and
 the dry-run estimate (when the run judged), the aggregates and the RAGET-style
 component scores with their basis (both collapsed), the comparison with the
-baseline when the run made one, the worst cases and the run's notes. It prints ids, numbers, statuses and
-error types only — never a question, answer, reference or context, whether or
-not the run was redacted: a step summary is readable by everyone who can see
-the CI run. Pure: it only reads the ``ragproof.results/1`` dict.
+baseline when the run made one, the worst cases and the run's notes. It prints
+ids, numbers, statuses and error types only — never a question, answer,
+reference, context or judge reason, whether or not the run was redacted: a step
+summary is readable by everyone who can see the CI run. Pure: it only reads the
+``ragproof.results/1`` dict.
 """
 
 from __future__ import annotations
