@@ -60,7 +60,7 @@ class _Tally:
         else:
             value = (case.get("metrics") or {}).get(CORRECTNESS)
         if value is None:
-            reason = (case.get("not_judged") or {}).get(CORRECTNESS, "not judged")
+            reason = (case.get("not_judged") or {}).get(CORRECTNESS, "no reason recorded")
             self.missing[str(reason)] += 1
             return
         self.values.setdefault(scored_as, []).append(float(value))
@@ -75,7 +75,7 @@ class _Tally:
         extra = []
         if n_missing:
             why = ", ".join(f"{k} {r}" for r, k in sorted(self.missing.items()))
-            extra.append(f"{n_missing} not judged: {why}")
+            extra.append(f"not judged: {why}")
         if self.n_error:
             extra.append(f"{self.n_error} error")
         if not self.types:
