@@ -31,13 +31,13 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_ragproof.reporting.components import (
+from pytest_ragproof.reporting.component_map import (
     BASIS_CORRECTNESS,
     COMPONENTS,
     CORRECTNESS,
     NOT_MEASURED,
     QUESTION_TYPE_COMPONENTS,
-    _not_measured,
+    not_measured,
 )
 
 OUT_OF_SCOPE = "out_of_scope"
@@ -79,7 +79,7 @@ class _Tally:
         if self.n_error:
             extra.append(f"{self.n_error} error")
         if not self.types:
-            label = _not_measured(component, ran)
+            label = not_measured(component, ran)
         elif score is None:
             label = f"{NOT_MEASURED} ({'; '.join(extra)})"
         else:

@@ -53,6 +53,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_ragproof.reporting._correctness import correctness_scores
+from pytest_ragproof.reporting.component_map import (
+    BASIS_CORRECTNESS,
+    BASIS_PASS_RATE,
+    COMPONENTS,
+    CORRECTNESS,
+    NOT_MEASURED,
+    QUESTION_TYPE_COMPONENTS,
+    not_measured,
+)
+
 __all__ = [
     "BASIS_CORRECTNESS",
     "BASIS_PASS_RATE",
@@ -63,23 +74,6 @@ __all__ = [
     "format_components",
 ]
 
-COMPONENTS: tuple[str, ...] = ("generator", "retriever", "rewriter", "router", "knowledge_base")
-
-QUESTION_TYPE_COMPONENTS: dict[str, tuple[str, ...]] = {
-    "simple": ("generator", "retriever", "router"),
-    "complex": ("generator",),
-    "distracting": ("generator", "retriever", "rewriter"),
-    "situational": ("generator",),
-    "double": ("generator", "rewriter"),
-    "conversational": ("rewriter",),
-    "out_of_scope": ("router",),
-}
-
-NOT_MEASURED = "not measured"
-BASIS_PASS_RATE = "pass rate"
-BASIS_CORRECTNESS = "answer_correctness"
-CORRECTNESS = "answer_correctness"
-
 
 def basis_of(cases: Sequence[Mapping[str, Any]]) -> str:
     """``answer_correctness`` when the run judged it on some case, else ``pass rate``."""
@@ -89,13 +83,6 @@ def basis_of(cases: Sequence[Mapping[str, Any]]) -> str:
         ):
             return BASIS_CORRECTNESS
     return BASIS_PASS_RATE
-
-
-def _targets(component: str) -> list[str]:
-    """The question types that measure ``component``."""
-    if component == "knowledge_base":
-        return ["simple"]
-    return [qt for qt, comps in QUESTION_TYPE_COMPONENTS.items() if component in comps]
 
 
 def _components_of(case: Mapping[str, Any]) -> tuple[str, ...]:
@@ -121,27 +108,6 @@ def _kb_outcome(case: Mapping[str, Any]) -> bool | None:
     return widest[1] >= 1.0
 
 
-def _not_measured(component: str, ran: Mapping[str, set[str]]) -> str:
-    """Why a component has no case: the target types absent from the run, never one that ran.
-
-    ``ran`` maps each question type evaluated in the run (for this pipeline) to the
-    kinds of its cases.
-    """
-    targets = _targets(component)
-    absent = [t for t in targets if t not in ran]
-    left_out = sorted({k for t in targets for k in ran.get(t, ())})
-    if not left_out:
-        return f"{NOT_MEASURED} (no {', '.join(absent)} questions)"
-    why = {
-        "injection": "injection cases are left out",
-        "unanswerable": "unanswerable cases count for the router only",
-    }
-    reasons = "; ".join(why.get(k, f"{k} cases are left out") for k in left_out)
-    if absent:
-        return f"{NOT_MEASURED} (no {', '.join(absent)} questions; {reasons})"
-    return f"{NOT_MEASURED} (no qa case of its question types; {reasons})"
-
-
 class _Tally:
     def __init__(self) -> None:
         self.passed = 0
@@ -155,7 +121,7 @@ class _Tally:
         if not self.types and self.unscorable:
             label = f"{NOT_MEASURED} (simple questions have no retrieval metrics)"
         elif not self.types:
-            label = _not_measured(component, ran)
+            label = not_measured(component, ran)
         elif score is None:
             label = f"no scored cases ({self.n_error} error)"
         else:
@@ -182,8 +148,6 @@ def component_scores(cases: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, 
     for every pipeline and is each entry's ``basis``.
     """
     if basis_of(cases) == BASIS_CORRECTNESS:
-        from pytest_ragproof.reporting._correctness import correctness_scores
-
         return correctness_scores(cases)
     tallies: dict[str, dict[str, _Tally]] = {}
     ran: dict[str, dict[str, set[str]]] = {}  # pipeline -> question type -> kinds
