@@ -1,10 +1,18 @@
 """Component scores in the style of Giskard RAGET, from the case records of a run.
 
 RAGET writes each question type to stress particular parts of a RAG system and
-reads a component's health off the questions aimed at it. We do the same with
-ragproof's verdicts: a component's score is the share of *passed* cases among
-the scored cases whose question type targets it (so it depends on the case
-thresholds of the run, e.g. ``qa:hit@5>=1``).
+reads a component's health off the questions aimed at it. Two bases, one per run
+(every entry says which in ``basis``):
+
+- ``"answer_correctness"`` -- when the run judged ``answer_correctness`` (the
+  metric, or a ``not_judged`` reason for it, is on some case): RAGET's own rule.
+  Per question type, the mean ``answer_correctness`` of its cases; a component's
+  score is the mean of those per-type means over its question types that ran
+  (each type weighs the same, as in RAGET). See :mod:`._correctness`.
+- ``"pass rate"`` -- otherwise: a component's score is the share of *passed*
+  cases among the scored cases whose question type targets it (so it depends on
+  the case thresholds of the run, e.g. ``qa:hit@5>=1``). The rest of this
+  docstring describes this basis.
 
 Mapping (question type → components), from RAGET's table:
 
@@ -45,33 +53,36 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_ragproof.reporting._correctness import correctness_scores
+from pytest_ragproof.reporting.component_map import (
+    BASIS_CORRECTNESS,
+    BASIS_PASS_RATE,
+    COMPONENTS,
+    CORRECTNESS,
+    NOT_MEASURED,
+    QUESTION_TYPE_COMPONENTS,
+    not_measured,
+)
+
 __all__ = [
+    "BASIS_CORRECTNESS",
+    "BASIS_PASS_RATE",
     "COMPONENTS",
     "QUESTION_TYPE_COMPONENTS",
+    "basis_of",
     "component_scores",
     "format_components",
 ]
 
-COMPONENTS: tuple[str, ...] = ("generator", "retriever", "rewriter", "router", "knowledge_base")
 
-QUESTION_TYPE_COMPONENTS: dict[str, tuple[str, ...]] = {
-    "simple": ("generator", "retriever", "router"),
-    "complex": ("generator",),
-    "distracting": ("generator", "retriever", "rewriter"),
-    "situational": ("generator",),
-    "double": ("generator", "rewriter"),
-    "conversational": ("rewriter",),
-    "out_of_scope": ("router",),
-}
-
-NOT_MEASURED = "not measured"
-
-
-def _targets(component: str) -> list[str]:
-    """The question types that measure ``component``."""
-    if component == "knowledge_base":
-        return ["simple"]
-    return [qt for qt, comps in QUESTION_TYPE_COMPONENTS.items() if component in comps]
+def basis_of(cases: Sequence[Mapping[str, Any]]) -> str:
+    """``answer_correctness`` when the run judged it on some case, else ``pass rate``."""
+    for case in cases:
+        if CORRECTNESS in (case.get("metrics") or {}) or CORRECTNESS in (
+            case.get("not_judged") or {}
+        ):
+            return BASIS_CORRECTNESS
+    return BASIS_PASS_RATE
 
 
 def _components_of(case: Mapping[str, Any]) -> tuple[str, ...]:
@@ -97,27 +108,6 @@ def _kb_outcome(case: Mapping[str, Any]) -> bool | None:
     return widest[1] >= 1.0
 
 
-def _not_measured(component: str, ran: Mapping[str, set[str]]) -> str:
-    """Why a component has no case: the target types absent from the run, never one that ran.
-
-    ``ran`` maps each question type evaluated in the run (for this pipeline) to the
-    kinds of its cases.
-    """
-    targets = _targets(component)
-    absent = [t for t in targets if t not in ran]
-    left_out = sorted({k for t in targets for k in ran.get(t, ())})
-    if not left_out:
-        return f"{NOT_MEASURED} (no {', '.join(absent)} questions)"
-    why = {
-        "injection": "injection cases are left out",
-        "unanswerable": "unanswerable cases count for the router only",
-    }
-    reasons = "; ".join(why.get(k, f"{k} cases are left out") for k in left_out)
-    if absent:
-        return f"{NOT_MEASURED} (no {', '.join(absent)} questions; {reasons})"
-    return f"{NOT_MEASURED} (no qa case of its question types; {reasons})"
-
-
 class _Tally:
     def __init__(self) -> None:
         self.passed = 0
@@ -131,13 +121,14 @@ class _Tally:
         if not self.types and self.unscorable:
             label = f"{NOT_MEASURED} (simple questions have no retrieval metrics)"
         elif not self.types:
-            label = _not_measured(component, ran)
+            label = not_measured(component, ran)
         elif score is None:
             label = f"no scored cases ({self.n_error} error)"
         else:
             errors = f", {self.n_error} error" if self.n_error else ""
             label = f"{score:.2f} ({self.passed}/{self.n}{errors})"
         return {
+            "basis": BASIS_PASS_RATE,
             "score": score,
             "measured": score is not None,
             "n": self.n,
@@ -152,8 +143,12 @@ def component_scores(cases: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, 
     """Per pipeline, per component: score, counts, question types seen, and a label.
 
     ``cases`` are the ``cases`` of a results document. Every pipeline gets every
-    component of :data:`COMPONENTS`; unmeasured ones have ``score`` None.
+    component of :data:`COMPONENTS`; unmeasured ones have ``score`` None. The basis
+    (``answer_correctness`` or ``pass rate``, see the module docstring) is the same
+    for every pipeline and is each entry's ``basis``.
     """
+    if basis_of(cases) == BASIS_CORRECTNESS:
+        return correctness_scores(cases)
     tallies: dict[str, dict[str, _Tally]] = {}
     ran: dict[str, dict[str, set[str]]] = {}  # pipeline -> question type -> kinds
     for case in cases:
@@ -200,8 +195,22 @@ def format_components(scores: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> 
         [component, *(scores[p][component]["label"] for p in pipelines)] for component in COMPONENTS
     ]
     table = tabulate(rows, headers=["component", *pipelines], tablefmt="simple")
-    return [
-        "component scores (RAGET-style: share of passed cases among the question types "
-        "aimed at each component):",
-        *table.splitlines(),
-    ]
+    return [f"component scores (RAGET-style, {basis_text(scores)}):", *table.splitlines()]
+
+
+def score_basis(scores: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> str:
+    """The basis of a ``components`` section; ``pass rate`` for one written before bases."""
+    for by_component in scores.values():
+        for entry in by_component.values():
+            return str(entry.get("basis", BASIS_PASS_RATE))
+    return BASIS_PASS_RATE
+
+
+def basis_text(scores: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> str:
+    """How the scores were computed, in words (the terminal, Markdown and HTML say it)."""
+    if score_basis(scores) == BASIS_CORRECTNESS:
+        return (
+            "basis answer_correctness: mean judged answer_correctness per question type, "
+            "averaged over the question types aimed at each component"
+        )
+    return "basis pass rate: share of passed cases among the question types aimed at each component"

@@ -17,8 +17,17 @@ status, "pipelines differ"), sorts (click a header), opens a case's details
 one column per pipeline) and keeps that view in the URL fragment, e.g.
 ``report.html#filter=refund&status=failed&sort=status:rag_pipeline&dir=desc``.
 
-With ``results["redacted"]`` no question, answer, expected answer, reference
-or context text is embedded, even if the document carries some.
+When the run judged (``results["judges"]``), a section gives the judges' model,
+calls, cache hits, tokens, cost (or "cost unknown"), the not-judged counts and a
+dry-run estimate, and each case panel shows every judge's score and reasons
+(:mod:`.judge_reasons`: per-claim verdicts with the supporting context, per-context
+verdicts, the expected answer's claims, precision and recall), why a judge did
+not judge the case, and a failed judge step with its error type and HTTP status.
+
+With ``results["redacted"]`` no question, answer, expected answer, reference,
+context text or judge reason (claims are the answer's text) is embedded, even if
+the document carries some; judged scores, not-judged reasons and judge error
+types stay.
 """
 
 from __future__ import annotations
@@ -29,7 +38,9 @@ from importlib import resources
 from typing import Any
 
 from pytest_ragproof.reporting import html_sections as sec
+from pytest_ragproof.reporting.components import BASIS_CORRECTNESS, score_basis
 from pytest_ragproof.reporting.html_sections import esc
+from pytest_ragproof.reporting.judge_reasons import judge_error_text, judge_views
 
 __all__ = ["CSP", "case_data", "render_html"]
 
@@ -78,6 +89,9 @@ def _run(case: Mapping[str, Any], redacted: bool) -> dict[str, Any]:
         ],
         "latency_s": case.get("latency_s"),
         "error_type": case.get("error_type"),
+        "judges": judge_views(case, redacted=redacted),
+        "judge_error": judge_error_text(case.get("judge_error")),
+        "judge_usage": case.get("judge_usage"),
     }
 
 
@@ -208,6 +222,8 @@ def render_html(results: Mapping[str, Any]) -> str:
         ("aggregates", "Aggregates", sec.aggregates(results, pipelines)),
         ("components", "Component scores (RAGET-style)", _components(results, pipelines)),
     ]
+    if isinstance(results.get("judges"), Mapping):
+        sections.insert(2, ("judges", "LLM judges", sec.judges(results["judges"])))
     if isinstance(results.get("baseline"), Mapping):
         sections.append(("baseline", "Baseline comparison", sec.baseline(results["baseline"])))
     sections.append(("cases", "Cases", _cases_section()))
@@ -232,15 +248,30 @@ def render_html(results: Mapping[str, Any]) -> str:
     )
 
 
+_MAPPING = (
+    "simple: generator, retriever, router; complex, situational: generator; "
+    "distracting: generator, retriever, rewriter; double: generator, rewriter; "
+    "conversational: rewriter; unanswerable cases: router"
+)
+
+
 def _components(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
-    intro = (
-        '<p class="muted">Share of passed cases among the question types aimed at each '
-        "component (simple: generator, retriever, router; complex, situational: generator; "
-        "distracting: generator, retriever, rewriter; double: generator, rewriter; "
-        "conversational: rewriter; unanswerable cases: router; knowledge base: simple cases "
-        "whose widest retrieval cutoff found a relevant source). A component without any of its "
-        "question types is not measured.</p>"
-    )
+    if score_basis(sec.scores_of(results)) == BASIS_CORRECTNESS:
+        intro = (
+            '<p class="muted">Basis <b>answer_correctness</b>, as RAGET scores components: '
+            "per question type the mean judged answer_correctness of its cases, then per "
+            "component the mean over the question types aimed at it "
+            f"({_MAPPING}, scored by their verdict: a correct refusal is 1; knowledge base: "
+            "simple cases). Cases not judged are counted, never scored. A component without "
+            "any of its question types is not measured.</p>"
+        )
+    else:
+        intro = (
+            '<p class="muted">Basis <b>pass rate</b>: share of passed cases among the question '
+            f"types aimed at each component ({_MAPPING}; knowledge base: simple cases whose "
+            "widest retrieval cutoff found a relevant source). A component without any of its "
+            "question types is not measured.</p>"
+        )
     return intro + sec.components(results, pipelines)
 
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 
+from pytest_ragproof.judges import NOT_JUDGED_REASONS
 from pytest_ragproof.reporting.components import COMPONENTS, component_scores
 from pytest_ragproof.reporting.svg import bar_chart, legend
 
@@ -182,8 +183,19 @@ def _n(a: Mapping[str, Any] | None) -> str:
     return esc(a.get("n")) + (f" ({esc(', '.join(extra))})" if extra else "")
 
 
+def scores_of(results: Mapping[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
+    return component_scores(results.get("cases") or [])
+
+
+def _by_type(entry: Mapping[str, Any]) -> str:
+    """``out_of_scope 1.00 (1) · simple 0.67 (2)``: the per-type means a RAGET score averages."""
+    by_type = entry.get("by_question_type") or {}
+    parts = [f"{qt} {t['score']:.2f} ({t['n']})" for qt, t in by_type.items()]
+    return f'<div class="muted by-type">{esc(" · ".join(parts))}</div>' if parts else ""
+
+
 def components(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
-    scores = component_scores(results.get("cases") or [])
+    scores = scores_of(results)
     if not scores:
         return '<p class="muted">No cases.</p>'
     rows = []
@@ -198,12 +210,65 @@ def components(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
             width = round(100 * s["score"])
             row.append(
                 f'<span class="bar-track"><span style="width:{width}%"></span></span>'
-                f"{esc(s['label'])}"
+                f"{esc(s['label'])}{_by_type(s)}"
             )
         seen = sorted({t for p in scores.values() for t in p[component]["question_types"]})
         row.append(esc(", ".join(seen)))
         rows.append(row)
     return table(["component", *(esc(p) for p in pipelines), "question types seen"], rows)
+
+
+def cost_text(cost: Any) -> str:
+    return "cost unknown (no price for this model)" if cost is None else f"${float(cost):.4f}"
+
+
+def judges(data: Mapping[str, Any]) -> str:
+    """The run's judges: model, calls, cache, tokens, cost, what was not judged and why."""
+    rows = [
+        ("model", esc(data.get("judge_model"))),
+        ("judges", esc(", ".join(map(str, data.get("judges") or [])) or "none")),
+        ("response format", esc(data.get("judge_response_format"))),
+        ("concurrency", num(data.get("judge_concurrency"))),
+        ("cases judged", num(data.get("cases"))),
+        ("cases with a judge error", num(data.get("errors"))),
+        ("calls", num(data.get("calls"))),
+        ("served by the cache", num(data.get("cached"))),
+        ("HTTP requests", num(data.get("requests"))),
+        ("prompt tokens", num(data.get("prompt_tokens"))),
+        ("completion tokens", num(data.get("completion_tokens"))),
+        ("cost", esc(cost_text(data.get("cost_usd")))),
+    ]
+    if data.get("max_calls") is not None:
+        rows.append(("max calls (--ragproof-judge-max-calls)", num(data["max_calls"])))
+    if data.get("budget_usd") is not None:
+        rows.append(("budget (--ragproof-judge-budget-usd)", esc(f"${data['budget_usd']:g}")))
+    out = [
+        '<div class="agg"><div>'
+        + table(["", ""], ([f"<b>{esc(k)}</b>", v] for k, v in rows))
+        + "</div>"
+    ]
+    skipped = data.get("not_judged") or {}
+    if skipped:
+        reasons = [
+            [esc(r), num(n), esc(NOT_JUDGED_REASONS.get(str(r), ""))] for r, n in skipped.items()
+        ]
+        out.append(
+            '<div id="not-judged"><h3>Not judged</h3>'
+            '<p class="muted">Metrics a judge could not score on a case, by reason: absent '
+            "(counted as missing in the aggregates), never 0 or 1.</p>"
+            + table(["reason", "skipped judgements", "meaning"], reasons)
+            + "</div>"
+        )
+    out.append("</div>")
+    est = data.get("dry_run_estimate")
+    if isinstance(est, Mapping):
+        out.append(
+            f'<div class="banner" id="dry-run">Judge dry run: the run would make '
+            f"{num(est.get('calls'))} call(s) (~{num(est.get('prompt_tokens'))} prompt + "
+            f"~{num(est.get('completion_tokens'))} completion tokens, characters / 4), "
+            f"{num(est.get('cached'))} more served by the cache; nothing was called.</div>"
+        )
+    return "".join(out)
 
 
 def baseline(data: Mapping[str, Any]) -> str:

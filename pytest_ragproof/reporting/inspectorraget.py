@@ -26,8 +26,14 @@ Mapping:
   result lacks a plottable metric; nothing is turned into 0. Hence
   :func:`export_files`: a run of several kinds is one file per kind, where
   every metric of that kind is plottable.
+- LLM judges: judged metrics are metrics like the others (so one a judge left
+  out on some scored case, e.g. ``not_judged: abstained``, is text too); each
+  judge's reasons are the text metric ``<judge>_reasons`` of the evaluations it
+  judged or skipped (:func:`.judge_reasons.reason_text`), and a judge error is
+  spelled out in ``failed_thresholds`` (step, error type, HTTP status).
 - With ``redacted`` results, every text InspectorRAGet requires (question,
-  answer, document text) is the placeholder ``[redacted]``.
+  answer, document text) is the placeholder ``[redacted]``, and no judge
+  reasons are exported (claims are the answer's text).
 
 The document is validated against :mod:`.inspectorraget_format` before it is
 returned; a violation raises :class:`InspectorRagetFormatError`.
@@ -47,6 +53,7 @@ from pytest_ragproof.reporting.inspectorraget_format import (
 )
 from pytest_ragproof.reporting.inspectorraget_metrics import (
     FAILURES_METRIC,
+    REASONS_SUFFIX,
     RETRIEVED_METRIC,
     annotation_value,
     case_metrics,
@@ -54,6 +61,7 @@ from pytest_ragproof.reporting.inspectorraget_metrics import (
     failure_line,
     metric_kinds,
 )
+from pytest_ragproof.reporting.judge_reasons import judge_error_text, judge_views, reason_text
 from pytest_ragproof.vocabulary import KINDS
 
 __all__ = [
@@ -114,6 +122,7 @@ class _Builder:
         self.titles: dict[str, str] = {}
         self.left_out: set[str] = set()
         self.not_run = 0
+        self.reasons: set[str] = set()  # judges whose reasons some evaluation carries
         present = {str(c.get("kind", "")) for c in self.cases}
         self.kinds = [k for k in KINDS if k in present] + sorted(present - set(KINDS))
 
@@ -208,7 +217,16 @@ class _Builder:
             notes[name] = annotation_value(name, value, kinds[name])
         failures = [failure_line(f) for f in record.get("failures") or []]
         if status == "error":
-            failures.insert(0, f"error: {record.get('error_type') or 'unknown'}")
+            judge_error = judge_error_text(record.get("judge_error"))
+            failures.insert(
+                0,
+                f"error: {record.get('error_type') or 'unknown'}"
+                + (f": {judge_error}" if judge_error else ""),
+            )
+        if not self.redacted:
+            for view in judge_views(record, redacted=False):
+                self.reasons.add(view["judge"])
+                notes[view["judge"] + REASONS_SUFFIX] = reason_text(view)
         notes[FAILURES_METRIC] = "; ".join(failures) or "none"
         if record.get("retrieved_ids") is not None:
             notes[RETRIEVED_METRIC] = ", ".join(record["retrieved_ids"]) or "(none)"
@@ -260,7 +278,11 @@ class _Builder:
                 {"model_id": p, "name": p, "owner": "pytest-ragproof"} for p in self.pipelines
             ],
             "metrics": declare_metrics(
-                self.cases, kinds, not_run=bool(self.not_run), case_kinds=self.kinds
+                self.cases,
+                kinds,
+                not_run=bool(self.not_run),
+                case_kinds=self.kinds,
+                reasons=sorted(self.reasons, key=_judge_order),
             ),
             "documents": documents,
             "filters": ["category", "question_type", "tags", "dataset"],
@@ -293,6 +315,12 @@ class _Builder:
                 f"Redacted run: questions, answers and document texts are '{REDACTED}' "
                 "(InspectorRAGet requires text)."
             )
+        if self.reasons:
+            parts.append(
+                "LLM judges' reasons are text metrics (instance view): "
+                + ", ".join(j + REASONS_SUFFIX for j in sorted(self.reasons, key=_judge_order))
+                + "."
+            )
         text_metrics = [n for n, k in kinds.items() if k == "text"]
         if text_metrics:
             parts.append(
@@ -306,6 +334,12 @@ class _Builder:
                 "their tasks as disqualified."
             )
         return " ".join(parts)
+
+
+def _judge_order(name: str) -> tuple[int, str]:
+    from pytest_ragproof.judges import JUDGES
+
+    return (JUDGES.index(name) if name in JUDGES else len(JUDGES), name)
 
 
 def build_inspectorraget(

@@ -11,6 +11,13 @@
   drops a task whose result lacks a plottable metric, and a missing score must
   not become 0. Its value is the number written out (``format(v, ".6g")``).
 - ``failed_thresholds`` and ``retrieved_ids`` are text.
+- LLM-judged metrics (``faithfulness``, ``answer_correctness`` with its precision
+  and recall, ...) follow the same rules (``abstained_judged`` and
+  ``injection_resisted_judged`` are categorical like their lexical twins), carry
+  a readable ``display_name`` and come after the other metrics, in the judges'
+  order. Each judge's reasons are a text metric ``<judge>_reasons`` (per-claim,
+  per-statement or per-context verdicts with the supporting context, or why the
+  case was not judged), left out of a redacted export.
 - ``latency_s`` is exported as ``latency_ms`` (the app rounds what it shows, and a
   2 ms answer would read 0).
 - A metric where lower is better on every kind in the file (``latency_ms``, and
@@ -31,6 +38,21 @@ CATEGORIES: dict[str, tuple[str, str]] = {
     "exact_match": ("match", "no_match"),
     "abstained": ("abstained", "answered"),
     "injection_resisted": ("resisted", "leaked"),
+    "abstained_judged": ("abstained", "answered"),
+    "injection_resisted_judged": ("resisted", "followed"),
+}
+REASONS_SUFFIX = "_reasons"
+# what InspectorRAGet shows for a metric; the name itself otherwise
+DISPLAY_NAMES: dict[str, str] = {
+    "faithfulness": "Faithfulness",
+    "answer_relevancy": "Answer relevancy",
+    "answer_correctness": "Answer correctness (F1)",
+    "answer_correctness_precision": "Answer correctness: precision",
+    "answer_correctness_recall": "Answer correctness: recall",
+    "context_relevance": "Context relevance",
+    "context_recall": "Context recall",
+    "abstained_judged": "Abstained (judged)",
+    "injection_resisted_judged": "Injection resisted (judged)",
 }
 FAILURES_METRIC = "failed_thresholds"
 RETRIEVED_METRIC = "retrieved_ids"
@@ -94,9 +116,19 @@ def _values(cases: Sequence[Mapping[str, Any]], name: str) -> list[float]:
     return [m[name] for m in values if name in m]
 
 
+def _judged_order(name: str) -> tuple[int, int, str]:
+    """Other metrics by name first, then the judged ones in the judges' order."""
+    from pytest_ragproof.judges import JUDGES, judge_of
+
+    judge = judge_of(name)
+    if judge is None:
+        return (0, 0, name)
+    return (1, JUDGES.index(judge) if judge in JUDGES else len(JUDGES), name)
+
+
 def metric_kinds(cases: Sequence[Mapping[str, Any]]) -> dict[str, str]:
-    """Exported metric name -> ``numerical`` | ``categorical`` | ``text``, sorted by name."""
-    names = sorted({m for c in cases for m in case_metrics(c)})
+    """Exported metric name -> ``numerical`` | ``categorical`` | ``text``, in export order."""
+    names = sorted({m for c in cases for m in case_metrics(c)}, key=_judged_order)
     scored = [case_metrics(c) for c in cases if c.get("status") in ("passed", "failed")]
     kinds: dict[str, str] = {}
     for name in names:
@@ -121,10 +153,12 @@ def declare_metrics(
     *,
     not_run: bool,
     case_kinds: Sequence[str] = (),
+    reasons: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     """The ``metrics`` section: status, every metric of ``kinds``, then the text metrics.
 
     ``case_kinds`` are the case kinds in the file; they decide each metric's ``order``.
+    ``reasons`` are the judges whose reasons the file carries (``<judge>_reasons``).
     """
     statuses = [*STATUS_VALUES, *((("not_run", 0),) if not_run else ())]
     out = [
@@ -152,6 +186,15 @@ def declare_metrics(
     out.append(
         metric_entry(RETRIEVED_METRIC, "the ranked source ids the pipeline retrieved", "text")
     )
+    for judge in reasons:
+        entry = metric_entry(
+            judge + REASONS_SUFFIX,
+            f"why the {judge} judge scored this case as it did (verdict of each claim, "
+            "statement or context, with the supporting context), or why it did not judge it",
+            "text",
+        )
+        entry["display_name"] = f"{DISPLAY_NAMES.get(judge, judge)}: reasons"
+        out.append(entry)
     return out
 
 
@@ -176,7 +219,7 @@ def metric_entry(
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
         "name": name,
-        "display_name": name,
+        "display_name": DISPLAY_NAMES.get(name, name),
         "description": description,
         "author": "algorithm",
         "type": kind,

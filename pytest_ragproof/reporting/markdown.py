@@ -1,11 +1,14 @@
 """The Markdown summary of a results document, for a CI step summary or a PR comment.
 
 ``render_markdown(results)`` renders a pass/fail headline, the threshold table,
-the aggregates (collapsed), the comparison with the baseline when the run made
-one, the worst cases and the run's notes. It prints ids, numbers, statuses and
-error types only — never a question, answer, reference or context, whether or
-not the run was redacted: a step summary is readable by everyone who can see
-the CI run. Pure: it only reads the ``ragproof.results/1`` dict.
+the LLM judges' calls, cache hits, tokens and cost with the not-judged counts and
+the dry-run estimate (when the run judged), the aggregates and the RAGET-style
+component scores with their basis (both collapsed), the comparison with the
+baseline when the run made one, the worst cases and the run's notes. It prints
+ids, numbers, statuses and error types only — never a question, answer,
+reference, context or judge reason, whether or not the run was redacted: a step
+summary is readable by everyone who can see the CI run. Pure: it only reads the
+``ragproof.results/1`` dict.
 """
 
 from __future__ import annotations
@@ -167,6 +170,78 @@ def _aggregates(results: Mapping[str, Any]) -> list[str]:
     ]
 
 
+def _cost(cost: Any) -> str:
+    if isinstance(cost, bool) or not isinstance(cost, int | float):
+        return "cost unknown (no price for this model)"
+    return f"${cost:.4f}"
+
+
+def _judges(results: Mapping[str, Any]) -> list[str]:
+    data = results.get("judges")
+    if not isinstance(data, Mapping):
+        return []
+    lines = [
+        "",
+        "#### LLM judges",
+        "",
+        f"{_code(data.get('judge_model'))}: {_md(data.get('calls'))} call(s), "
+        f"{_md(data.get('cached'))} cached, {_md(data.get('prompt_tokens'))} prompt + "
+        f"{_md(data.get('completion_tokens'))} completion tokens, {_cost(data.get('cost_usd'))} "
+        f"· {_md(data.get('cases'))} case(s) judged, {_md(data.get('errors'))} with a judge error",
+    ]
+    skipped = data.get("not_judged") or {}
+    if skipped:
+        from pytest_ragproof.judges import NOT_JUDGED_REASONS
+
+        lines.append(
+            "- not judged (absent, counted as missing, never scored): "
+            + ", ".join(
+                f"{_md(n)} {_code(r)} ({_md(NOT_JUDGED_REASONS.get(str(r), r))})"
+                for r, n in skipped.items()
+            )
+        )
+    limits = []
+    if data.get("max_calls") is not None:
+        limits.append(f"at most {_md(data['max_calls'])} call(s)")
+    if isinstance(data.get("budget_usd"), int | float):
+        limits.append(f"budget ${data['budget_usd']:g}")
+    if limits:
+        lines.append("- limits: " + ", ".join(limits))
+    est = data.get("dry_run_estimate")
+    if isinstance(est, Mapping):
+        lines.append(
+            f"- dry run: the run would make {_md(est.get('calls'))} call(s) "
+            f"(~{_md(est.get('prompt_tokens'))} prompt + ~{_md(est.get('completion_tokens'))} "
+            f"completion tokens, characters / 4), {_md(est.get('cached'))} more served by the "
+            "cache; nothing was called"
+        )
+    return lines
+
+
+def _components(results: Mapping[str, Any]) -> list[str]:
+    scores = results.get("components")
+    if not isinstance(scores, Mapping) or not scores:
+        return []
+    from pytest_ragproof.reporting.components import COMPONENTS, basis_text
+
+    pipelines = list(scores)
+    basis = basis_text(scores)
+    rows = [
+        [_md(c), *(_md((scores[p].get(c) or {}).get("label", "–")) for p in pipelines)]
+        for c in COMPONENTS
+    ]
+    return [
+        "",
+        "<details><summary>Component scores (RAGET-style)</summary>",
+        "",
+        _md(basis[0].upper() + basis[1:]) + ".",
+        "",
+        *_table(["component", *(_code(p) for p in pipelines)], rows),
+        "",
+        "</details>",
+    ]
+
+
 def _ids(flips: Sequence[Mapping[str, Any]]) -> str:
     shown = ", ".join(_code(f.get("id")) for f in flips[:_LIST_LIMIT])
     more = len(flips) - _LIST_LIMIT
@@ -276,7 +351,9 @@ def render_markdown(results: dict[str, Any], *, worst: int = 10) -> str:
     lines = [
         *_headline(results),
         *_thresholds(results),
+        *_judges(results),
         *_aggregates(results),
+        *_components(results),
         *_baseline(results),
         *_worst(results, worst),
     ]

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from tests.reporting.judged import judged as judged  # the judged runs' session fixture
+
 CASES: list[dict[str, Any]] = [
     {
         "id": "qa-simple",

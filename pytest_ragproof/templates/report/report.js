@@ -179,6 +179,54 @@
     return ul;
   }
 
+  // -- LLM judges: score, reasons, or why a judge did not judge this case ---------
+  function contextName(item) {
+    if (item.context === null) return "";
+    return "context " + item.context + (item.context_id ? " (" + item.context_id + ")" : "");
+  }
+
+  function judgeGroup(g) {
+    var ol = el("ol", { cls: "reasons" });
+    g.items.forEach(function (item) {
+      var li = el("li", { cls: "reason " + item.tone }, el("span", { cls: "verdict " + item.tone, text: item.verdict || "–" }));
+      if (item.text !== null) li.appendChild(el("span", { cls: "text", text: " " + item.text }));
+      var where = contextName(item);
+      if (where) li.appendChild(el("span", { cls: "where", text: item.text !== null ? " \u2190 " + where : " " + where }));
+      ol.appendChild(li);
+    });
+    return el("div", { cls: "judge-group" }, el("div", { cls: "muted", text: g.title + " (" + g.items.length + ")" }), ol);
+  }
+
+  function judgeView(v) {
+    var scores = v.scores.map(function (s) { return s[0] + " = " + fmt(s[1]); }).join(", ");
+    var box = el("div", { cls: "judge", "data-judge": v.judge });
+    box.appendChild(el("div", { cls: "judge-head" }, el("b", { text: v.judge }), " ", scores || (v.not_judged ? "not judged" : "")));
+    if (v.not_judged) {
+      box.appendChild(el("div", { cls: "not-judged", text: "not judged: " + v.not_judged_text + " (" + v.not_judged + ")" }));
+      return box;
+    }
+    if (v.redacted) {
+      box.appendChild(el("div", { cls: "muted", text: "reasons left out (--ragproof-redact)" }));
+      return box;
+    }
+    if (v.verdict !== null) box.appendChild(el("div", null, "verdict: ", el("span", { cls: "verdict " + v.verdict_tone, text: v.verdict })));
+    if (v.numbers.length) box.appendChild(el("div", { cls: "numbers", text: v.numbers.map(function (n) { return n[0] + " " + fmt(n[1]); }).join(" \u00b7 ") }));
+    v.groups.forEach(function (g) { box.appendChild(judgeGroup(g)); });
+    if (v.prompt) box.appendChild(el("div", { cls: "muted prompt", text: "prompt " + v.prompt }));
+    return box;
+  }
+
+  function judgePanel(r) {
+    if (!r.judges.length && !r.judge_error && !r.judge_usage) return null;
+    var det = el("details", { cls: "judges", open: "" });
+    var u = r.judge_usage;
+    var usage = u ? ", " + u.calls + " call(s), " + u.cached + " cached, " + (u.prompt_tokens + u.completion_tokens) + " tokens" + (u.cost_usd === null ? ", cost unknown" : ", $" + u.cost_usd.toFixed(4)) : "";
+    det.appendChild(el("summary", { text: "LLM judges (" + r.judges.length + usage + ")" }));
+    if (r.judge_error) det.appendChild(field("judge error", el("span", { cls: "badge error judge-error", text: r.judge_error })));
+    r.judges.forEach(function (v) { det.appendChild(judgeView(v)); });
+    return det;
+  }
+
   function runPanel(c, p) {
     var r = c.runs[p];
     var box = el("div", { cls: "run", "data-pipeline": p });
@@ -201,6 +249,8 @@
       });
       box.appendChild(field("failed thresholds", ul));
     }
+    var judged = judgePanel(r);
+    if (judged) box.appendChild(judged);
     if (r.contexts && r.contexts.length && !DATA.redacted) {
       var det = el("details", null, el("summary", { text: r.contexts.length + " retrieved context(s)" }));
       r.contexts.forEach(function (ctx, i) {
