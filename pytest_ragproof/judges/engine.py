@@ -187,9 +187,11 @@ class JudgeEngine:
             self.budget.spend(result.cost)
             if usage.cost_usd is not None:
                 usage.cost_usd = None if result.cost is None else usage.cost_usd + result.cost
-        usage.requests += result.attempts
-        usage.prompt_tokens += result.usage.prompt_tokens
-        usage.completion_tokens += result.usage.completion_tokens
+        if not result.cached:
+            # Tokens spent by this run: a cached reply cost nothing today.
+            usage.requests += result.attempts
+            usage.prompt_tokens += result.usage.prompt_tokens
+            usage.completion_tokens += result.usage.completion_tokens
         return result.value
 
     async def _guard(

@@ -151,6 +151,8 @@ def failure_message(record: CaseRecord, case: Case, output: PipelineOutput, cfg:
                 '{"id": ..., "text": ...} mappings, or documents with metadata["document_id"] '
                 'or metadata["source"] and --ragproof-source-match=document'
             )
+    if record.judgements and not cfg.redact:
+        lines.extend(_judge_reasons(record))
     if case.kind == "injection" and case.canary and not cfg.redact:
         lines.append(f"  canary: {case.canary}")
     if not cfg.redact:
@@ -165,3 +167,44 @@ def failure_message(record: CaseRecord, case: Case, output: PipelineOutput, cfg:
         "'none' clears the defaults)"
     )
     return "\n".join(lines)
+
+
+#: Per judge: the lists of items in its reasons, each item's text key, and the verdicts
+#: that lowered the score.
+_LOWERING: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "faithfulness": (("claims", "claim", "unsupported"),),
+    "answer_relevancy": (("statements", "statement", "irrelevant"),),
+    "answer_correctness": (
+        ("answer_claims", "claim", "not in reference"),
+        ("reference_claims", "claim", "missing from answer"),
+    ),
+    "context_recall": (("reference_claims", "claim", "not attributed"),),
+    "context_relevance": (("contexts", "context", "irrelevant"),),
+}
+_REASONS_SHOWN = 3
+
+
+def _judge_reasons(record: CaseRecord) -> list[str]:
+    """What the judges held against the answer, for the judged thresholds it failed."""
+    from pytest_ragproof.judges import judge_of
+
+    out: list[str] = []
+    judgements = record.judgements or {}
+    for judge in dict.fromkeys(judge_of(f.metric) for f in record.failures):
+        if judge is None or judge not in judgements:
+            continue
+        details = judgements[judge]
+        if "verdict" in details:
+            out.append(f"  {judge} ({details.get('prompt')}): {details['verdict']}")
+        for items_key, text_key, lowering in _LOWERING.get(judge, ()):
+            bad = [i for i in details.get(items_key, []) if i.get("verdict") == lowering]
+            shown = [
+                f"context {i[text_key]}" if text_key == "context" else repr(i[text_key])
+                for i in bad[:_REASONS_SHOWN]
+            ]
+            more = f", … (+{len(bad) - _REASONS_SHOWN})" if len(bad) > _REASONS_SHOWN else ""
+            if shown:
+                out.append(
+                    f"  {judge} ({details.get('prompt')}): {lowering}: {', '.join(shown)}{more}"
+                )
+    return out

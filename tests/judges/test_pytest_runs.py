@@ -339,3 +339,18 @@ def test_judge_concurrency_overlaps_calls_of_several_cases(
     )
     assert result.ret == 0, result.stdout.str()
     assert llm_stub.max_in_flight >= 2
+
+
+def test_a_failed_judged_case_threshold_shows_what_the_judge_held_against_the_answer(
+    project: pytest.Pytester, llm_stub: StubServer
+) -> None:
+    llm_stub.set_handler(ScriptedJudge())
+    args = judge_args(llm_stub, "--ragproof-case-threshold=qa:faithfulness>=0.9")
+    result = run(project, [], *args)
+    assert result.ret == 1
+    out = result.stdout.str()
+    assert "qa:faithfulness>=0.9: faithfulness = 0.5 (expected >= 0.9)" in out
+    assert "faithfulness (faithfulness/1): unsupported: 'The Seine is pink.'" in out
+    redacted = run(project, [], *args, "--ragproof-redact")
+    assert redacted.ret == 1
+    assert "Seine is pink" not in redacted.stdout.str()
