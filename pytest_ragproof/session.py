@@ -314,6 +314,10 @@ class RagproofRun:
                 (_property_name(name), value) for name, value in record.metrics.items()
             )
             item.user_properties.append(("ragproof.status", record.status))
+        if record.error_type == "JudgeConfigError":
+            # The same for every case: say it once and stop the run (a usage error).
+            item.session.shouldstop = "ragproof: the judge model cannot be called"
+            pytest.fail(verdict.message or "ragproof: the judge model cannot be called", False)
         if isinstance(outcome.error, PipelineSignatureError):
             # The same for every case: say it once and stop the run.
             item.session.shouldstop = "ragproof: the pipeline cannot take what ragproof passes"
@@ -426,7 +430,9 @@ class RagproofRun:
         self.outcome = outcome = decide(facts, self.cfg)
         if facts.records or facts.datasets:
             self.write_outputs(outcome)
-        if any(r.error_type == "PipelineSignatureError" for r in facts.records):
+        if any(
+            r.error_type in ("PipelineSignatureError", "JudgeConfigError") for r in facts.records
+        ):
             # The pipeline cannot take what ragproof passes: a usage error, not a result.
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
         elif outcome.gate_failures and session.exitstatus == pytest.ExitCode.OK:

@@ -121,7 +121,10 @@ def finish_case(
     judgement = _judgement(record, case, cfg, judged)
     if isinstance(judgement, str):
         score(record, case, output, cfg, ())
-        record.status, record.error_type = "error", "JudgeError"
+        # A judge model that cannot be called at all fails every case the same way.
+        unusable = judged is not None and judged.config_error is not None
+        record.status = "error"
+        record.error_type = "JudgeConfigError" if unusable else "JudgeError"
         return Verdict(record, output, judgement)
     score(record, case, output, cfg, cfg.case_thresholds, judgement)
     message = failure_message(record, case, output, cfg) if record.failures else None

@@ -354,3 +354,17 @@ def test_a_failed_judged_case_threshold_shows_what_the_judge_held_against_the_an
     redacted = run(project, [], *args, "--ragproof-redact")
     assert redacted.ret == 1
     assert "Seine is pink" not in redacted.stdout.str()
+
+
+def test_a_judge_model_without_a_key_is_said_once_and_stops_the_run(
+    project: pytest.Pytester, llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    llm_stub.set_handler(ScriptedJudge())
+    monkeypatch.delenv("OPENAI_API_KEY")
+    result = run(project, [], *judge_args(llm_stub, "--ragproof-judges=abstained_judged"))
+    assert result.ret == 4
+    out = result.stdout.str()
+    assert out.count("the judge model cannot be called") >= 1
+    assert "usually because no API key is set" in out
+    result.stdout.fnmatch_lines(["*1 failed*"])
+    assert llm_stub.request_count == 0
