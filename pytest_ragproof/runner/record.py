@@ -65,6 +65,8 @@ class CaseRecord:
     judge_usage: dict[str, Any] | None = None
     judge_error: dict[str, Any] | None = None
     judge_estimate: dict[str, int] | None = None
+    # A bring-your-own evaluator that failed: its name, the step and the exception type.
+    evaluator_error: dict[str, Any] | None = None
 
     @classmethod
     def for_case(cls, case: Any, *, dataset: str, nodeid: str, pipeline: str) -> CaseRecord:
@@ -120,4 +122,11 @@ class CaseRecord:
 
 
 _FIELDS = tuple(f.name for f in fields(CaseRecord))
-_JUDGE_FIELDS = ("not_judged", "judgements", "judge_usage", "judge_error", "judge_estimate")
+_JUDGE_FIELDS = (
+    "not_judged",
+    "judgements",
+    "judge_usage",
+    "judge_error",
+    "judge_estimate",
+    "evaluator_error",
+)
