@@ -96,7 +96,8 @@ def _evaluator_prefix(word: str, metric: str) -> bool:
 
     if is_selector(word) or registry.resolve(f"{word}:{metric}") is None:
         return False
-    return not difflib.get_close_matches(word, [*KINDS, *QUESTION_TYPES], n=1, cutoff=0.5)
+    cutoff = 0.5 if len(word) <= 3 else 0.75
+    return not difflib.get_close_matches(word, [*KINDS, *QUESTION_TYPES], n=1, cutoff=cutoff)
 
 
 def parse_threshold(text: str, scope: str) -> Threshold:
@@ -114,11 +115,19 @@ def parse_threshold(text: str, scope: str) -> Threshold:
     if given is not None and ":" not in metric and _evaluator_prefix(given.strip(), metric):
         # 'ragas:faithfulness>=0.8': an evaluator's metric, not a selector and a metric.
         metric, given = f"{given.strip()}:{metric}", None
-    selector = parse_selector(
-        given or "*",
-        where=f"{scope} threshold '{text}'",
-        example=f"{option} {_example(scope)}",
-    ).text
+    try:
+        selector = parse_selector(
+            given or "*",
+            where=f"{scope} threshold '{text}'",
+            example=f"{option} {_example(scope)}",
+        ).text
+    except ConfigError as exc:
+        if given is not None and registry.resolve(f"{given.strip()}:{metric}") is not None:
+            raise ConfigError(
+                f"{exc}; for the metric '{metric}' of an evaluator named '{given.strip()}' "
+                f"write '*:{given.strip()}:{metric}'"
+            ) from None
+        raise
     agg = m.group("agg")
     if registry.resolve(metric) is None:
         raise ConfigError(

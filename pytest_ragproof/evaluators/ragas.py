@@ -69,6 +69,7 @@ class RagasEvaluator:
         self._mapper = sample_mapper
         self._metrics = list(metrics)
         self._timeout = timeout
+        self._loop: asyncio.AbstractEventLoop | None = None
         run_config = RunConfig()
         for metric in self._metrics:
             if llm is not None and getattr(metric, "llm", "absent") is None:
@@ -139,11 +140,11 @@ class RagasEvaluator:
         async def run_all() -> list[Any]:
             return list(await asyncio.gather(*(one(s) for s in samples), return_exceptions=True))
 
-        loop = asyncio.new_event_loop()
-        try:
-            return loop.run_until_complete(run_all())
-        finally:
-            loop.close()
+        # One loop for the evaluator's life: Ragas' LLM clients keep connections bound
+        # to the loop that opened them. The runner calls this from one thread only.
+        if self._loop is None or self._loop.is_closed():
+            self._loop = asyncio.new_event_loop()
+        return self._loop.run_until_complete(run_all())
 
 
 def _describe(component: Any) -> str | None:
