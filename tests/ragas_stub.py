@@ -37,6 +37,7 @@ class ScriptedRagas:
             return self.fail_with
         found = _INPUT.findall(text)
         data = json.loads(found[-1]) if found else {}
+        value: dict[str, Any]
         if "Break down each sentence" in text:
             kind, value = "statements", {"statements": sentences(data.get("answer", ""))}
         elif "judge the faithfulness of a series of statements" in text:
