@@ -306,7 +306,14 @@ def render(document: dict[str, Any]) -> str:
         rows.append([_LABELS[name], value, "—" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]"])
     if rows:
         boot = document["bootstrap"]
-        lines.append(tabulate(rows, headers=["figure", "value", "95% CI"], tablefmt="simple"))
+        lines.append(
+            tabulate(
+                rows,
+                headers=["figure", "value", "95% CI"],
+                tablefmt="simple",
+                disable_numparse=True,
+            )
+        )
         lines.append(
             f"intervals: percentile bootstrap, {boot['resamples']} resamples, seed {boot['seed']}"
         )

@@ -227,8 +227,8 @@ def bootstrap(
     drawn: dict[str, list[float]] = {}
     for _ in range(resamples if n else 0):
         picks = rng.choices(range(n), k=n)
-        values = figures([labels[i] for i in picks], [scores[i] for i in picks])
-        for name, value in values.items():
+        found = figures([labels[i] for i in picks], [scores[i] for i in picks])
+        for name, value in found.items():
             bucket = drawn.setdefault(name, [])
             if value is not None:
                 bucket.append(value)
