@@ -320,9 +320,9 @@ def render(document: dict[str, Any]) -> str:
     published = document.get("published")
     if published:
         lines.append(
-            f"published: {published['source']} (positive class {published['positive_class']}): "
-            f"precision {published['precision']}, recall {published['recall']}, F1 "
-            f"{published['f1']}: compare with the label 0 rows"
+            f"published: {published['source']}: precision {published['precision']}, recall "
+            f"{published['recall']}, F1 {published['f1']}, with hallucinated answers as the "
+            "positive class: compare with the label 0 rows"
         )
     usage = document["usage"]
     cost = "cost unknown" if usage["cost_usd"] is None else f"${usage['cost_usd']:.4f}"

