@@ -45,7 +45,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "judge-check": (
         "pytest_ragproof.commands.judge_check",
-        "measure an LLM judge's agreement with human labels before gating on it",
+        "measure a judge's agreement with human labels",
     ),
 }
 

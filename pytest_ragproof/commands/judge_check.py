@@ -7,8 +7,8 @@ its agreement with 95% bootstrap intervals; the figures go to ``--json``.
 
 Exit codes: 0 the agreement was measured; 1 ``--min-kappa`` was not met, an item's
 judging failed (the figures would be partial) or nothing could be measured; 2 usage
-errors (bad options, no judge model, an unreadable or invalid input file, a
-``--json`` path that belongs to another file).
+errors (bad options, no judge model or one that cannot be called at all, an
+unreadable or invalid input file, a ``--json`` path that belongs to another file).
 """
 
 from __future__ import annotations
@@ -16,7 +16,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_ragproof.judges.labelled import LabelledItem
 
 DEFAULT_JSON = "judge-check.json"
 DEFAULT_METRIC = "faithfulness"
@@ -137,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
         return _usage_error("give a LABELLED file or --halueval SOURCE (one of them)")
     if args.labels and args.halueval:
         return _usage_error("--labels goes with a results file, not with --halueval")
+    if args.pipeline and not args.labels:
+        return _usage_error("--pipeline picks the cases of a results file given with --labels")
     if args.halueval and args.metric != "faithfulness":
         return _usage_error("--halueval labels faithfulness only; drop --metric")
     why = _refusal(Path(args.json))
@@ -144,10 +149,11 @@ def run(args: argparse.Namespace) -> int:
         return _usage_error(why)
     from pytest_ragproof.judges import JudgeSettings
     from pytest_ragproof.judges import calibrate as C
+    from pytest_ragproof.judges import labelled as L
     from pytest_ragproof.llm import judge_config
 
     try:
-        judge = C.check_metric(args.metric)
+        judge = L.check_metric(args.metric)
         model = judge_config(args.judge_model, option="--judge-model").model
         settings = JudgeSettings(
             judges=frozenset({judge}),
@@ -160,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
             timeout_s=args.timeout,
             max_retries=args.retries,
         )
-        source, items, language = _load(args, C)
+        source, items, language = _load(args)
         from pytest_ragproof.judges.agreement import is_binary
 
         graded = not is_binary([i.labels[args.metric] for i in items if args.metric in i.labels])
@@ -206,7 +212,9 @@ def run(args: argparse.Namespace) -> int:
     return code if not _problems(document) else 1
 
 
-def _load(args: argparse.Namespace, C: Any) -> tuple[dict[str, Any], list[Any], str]:
+def _load(args: argparse.Namespace) -> tuple[dict[str, Any], list[LabelledItem], str]:
+    from pytest_ragproof.judges import labelled as L
+
     if args.halueval:
         from pytest_ragproof.judges.halueval import halueval_items
 
@@ -214,7 +222,7 @@ def _load(args: argparse.Namespace, C: Any) -> tuple[dict[str, Any], list[Any], 
         return {"halueval": shown, "n": args.n, "seed": args.seed}, items, "en"
     path = Path(args.labelled)
     if args.labels:
-        items, language = C.load_results(
+        items, language = L.load_results(
             path, Path(args.labels), args.metric, pipeline=args.pipeline
         )
         source: dict[str, Any] = {"results": str(path), "labels": args.labels}
@@ -226,7 +234,7 @@ def _load(args: argparse.Namespace, C: Any) -> tuple[dict[str, Any], list[Any], 
 
     if sniff(path) == "results":
         raise ConfigError(f"{path} is a results file: give its labels with --labels FILE")
-    return {"labelled": str(path)}, C.load_labelled(path, args.metric), "en"
+    return {"labelled": str(path)}, L.load_labelled(path, args.metric), "en"
 
 
 def _problems(document: dict[str, Any]) -> list[str]:

