@@ -10,26 +10,28 @@ The realistic case: qa cases with an ``expected_answer`` and
 three sentences and three contexts (one relevant), the default metrics on and
 every judge on (``--ragproof-judges all``).
 
-1. concurrency: 200 qa cases, judge latency 200 ms,
-   ``--ragproof-judge-concurrency 16`` vs 1 with ``--ragproof-no-cache`` (both
-   sides call): wall-time ratio, limit 0.15. Each side runs once (the 1 side
-   takes minutes: about 7 calls x 0.2 s x 200 cases).
+1. calls per case: each judge alone on 20 cases (qa; injection cases with an
+   adversarial payload for ``injection_resisted_judged``), logical calls per
+   case from the results file's ``judge_usage`` vs the issue's target; then
+   every judge on (compare: DeepEval's five RAG metrics take ~17 calls per case
+   with reasons on). A judge over its target makes the script exit 1. These
+   runs count, they are not timed: they run in this process (``pytest.main``),
+   so litellm is imported once for all of them.
 2. cached re-run: the cache warmed by one run, then the fully cached run vs
    the same run without any judge option, interleaved rounds: ratio limit 1.3
    on the child processes' CPU time (wall time printed beside it). The cached
    run must make 0 calls (``judges.calls`` in its results file, and no request
    reached the server) and must not import litellm (a conftest writes
    ``"litellm" in sys.modules`` at session finish).
-3. calls per case: each judge alone on 20 cases (qa; injection cases with an
-   adversarial payload for ``injection_resisted_judged``), calls per case from
-   the results file vs the issue's target; then every judge on (compare:
-   DeepEval's five RAG metrics take ~17 calls per case with reasons on). A judge
-   over its target makes the script exit 1.
+3. concurrency: 200 qa cases, judge latency 200 ms,
+   ``--ragproof-judge-concurrency 16`` vs 1 with ``--ragproof-no-cache`` (both
+   sides call): wall-time ratio, limit 0.15. Each side runs once (the 1 side
+   takes minutes: about 7 calls x 0.2 s x 200 cases).
 
 Exits 1 when a figure is over its limit; ``--quick`` runs 20 cases at 20 ms
 latency, one round, and checks only that the script runs (see ``_common``).
 
-Run: python benchmarks/bench_judges.py [--only concurrency,cached,calls]
+Run: python benchmarks/bench_judges.py [--only calls,cached,concurrency]
      [--cases N] [--rounds N] [--latency S] [--quick]
 """
 
@@ -64,17 +66,8 @@ for _env in (ENV, os.environ):  # os.environ: the in-process runs (``inline``)
     _env["OPENAI_API_KEY"] = "sk-bench"
     _env.pop("RAGPROOF_JUDGE_MODEL", None)
     _env.pop("RAGPROOF_CACHE_DIR", None)
-BASE = [
-    sys.executable,
-    "-m",
-    "pytest",
-    "-q",
-    "-p",
-    "no:cacheprovider",
-    "-p",
-    "no:asyncio",
-    "--ragproof-dataset=cases.frozen.json",
-]
+ARGS = ["-q", "-p", "no:cacheprovider", "-p", "no:asyncio", "--ragproof-dataset=cases.frozen.json"]
+BASE = [sys.executable, "-m", "pytest", *ARGS]
 MODEL = "openai/stub-judge"
 
 #: The issue's target of calls per case for each judge alone.
@@ -90,23 +83,7 @@ TARGETS: dict[str, int] = {
 DEEPEVAL_CALLS_PER_CASE = 17
 
 TOPICS = ("refunds", "shipping", "routers", "modems", "invoices", "warranty", "accounts")
-WORDS = (
-    "order",
-    "request",
-    "customer",
-    "receipt",
-    "support",
-    "ticket",
-    "business",
-    "policy",
-    "within",
-    "after",
-    "before",
-    "written",
-    "store",
-    "online",
-    "credit",
-)
+WORDS = ("order", "request", "customer", "receipt", "support", "ticket", "policy", "online")
 
 CONFTEST = r"""
 import json, pathlib, sys
@@ -225,12 +202,13 @@ def concurrency(tmp: Path, server: StubServer, limits: Limits, n: int, latency: 
     proj = project(tmp, "concurrency", n)
     base = judge_args(server, None, "--ragproof-judges=all")
     sides: dict[int, float] = {}
+    requests: dict[int, int] = {}
     for bound in (1, 16):  # once each: the 1 side takes minutes at full size
         before = server.request_count
         server.max_in_flight = 0
         wall, _, _ = run(proj, *base, f"--ragproof-judge-concurrency={bound}", n=n)
         sides[bound] = wall
-        calls = server.request_count - before
+        calls = requests[bound] = server.request_count - before
         print(
             f"  judge concurrency {bound}: {wall:.1f} s wall, {calls} judge requests "
             f"({calls / n:.1f} per case), at most {server.max_in_flight} in flight",
@@ -238,6 +216,8 @@ def concurrency(tmp: Path, server: StubServer, limits: Limits, n: int, latency: 
         )
     name = f"judge concurrency 16 vs 1, {n} qa cases, all judges, stub at {latency * 1000:.0f} ms"
     limits.check(name, Comparison(sides[1], sides[16]), 0.15)
+    if requests[1] != requests[16]:
+        limits.fail(f"the two sides made {requests[1]} and {requests[16]} requests (must be equal)")
 
 
 def cached(tmp: Path, server: StubServer, limits: Limits, n: int, rounds: int) -> None:
@@ -317,7 +297,7 @@ def inline(proj: Path, *args: str, n: int) -> None:
             # no:unraisableexception: its gc.collect at the end of each run walks
             # litellm's heap (about 0.4 s a run); these runs count calls, not time.
             code = pytest.main(
-                [*BASE[3:], "--import-mode=importlib", "-p", "no:unraisableexception", *args]
+                [*ARGS, "--import-mode=importlib", "-p", "no:unraisableexception", *args]
             )
     finally:
         os.chdir(cwd)
@@ -341,6 +321,7 @@ def warm(proj: Path, server: StubServer, cache: Path, n: int) -> dict[str, Any]:
 def calls_per_case(tmp: Path, server: StubServer, limits: Limits, n: int) -> None:
     qa = project(tmp, "calls-qa", n)
     injection = project(tmp, "calls-injection", n, kind="injection")
+    alone_on_qa = 0.0
     for judge, target in TARGETS.items():
         proj = injection if judge == "injection_resisted_judged" else qa
         out = f"results-{judge}.json"
@@ -351,6 +332,7 @@ def calls_per_case(tmp: Path, server: StubServer, limits: Limits, n: int) -> Non
         )
         doc = results(proj, out)
         per_case, share = _per_case(doc, judge), _judged_share(doc, judge)
+        alone_on_qa += per_case if proj is qa else 0.0
         verdict = "OK" if per_case <= target else "OVER TARGET"
         print(
             f"calls per case, {judge} alone: {per_case:.2f} (target {target}) {verdict}; "
@@ -366,8 +348,9 @@ def calls_per_case(tmp: Path, server: StubServer, limits: Limits, n: int) -> Non
     )
     total = _per_case(results(qa, "all.json"), None)
     print(
-        f"calls per case, every judge on ({n} qa cases): {total:.2f} "
-        f"(DeepEval's five RAG metrics: ~{DEEPEVAL_CALLS_PER_CASE} with reasons on)",
+        f"calls per case, every judge on ({n} qa cases): {total:.2f}; the qa judges "
+        f"alone add up to {alone_on_qa:.2f} (the answer's claims are extracted once for "
+        f"all); DeepEval's five RAG metrics: ~{DEEPEVAL_CALLS_PER_CASE} with reasons on",
         flush=True,
     )
 
