@@ -224,7 +224,10 @@ def cached(tmp: Path, server: StubServer, limits: Limits, n: int, rounds: int) -
     proj = project(tmp, "cached", n)
     cache = tmp / "cached-llmcache"
     judged = judge_args(server, cache, "--ragproof-judges=all", "--ragproof-report=results.json")
-    warmed = warm(proj, server, cache, n)
+    inline(
+        proj, *judge_args(server, cache, "--ragproof-judges=all", "--ragproof-report=w.json"), n=n
+    )
+    warmed = results(proj, "w.json")["judges"]
     print(f"  warm-up run: {warmed['calls']} judge call(s), {warmed['cached']} cached", flush=True)
     plain = ["--ragproof-report=plain.json"]
     if rounds > 1:  # fill the bytecode cache of the plain side too
@@ -233,26 +236,19 @@ def cached(tmp: Path, server: StubServer, limits: Limits, n: int, rounds: int) -
     failures: list[str] = []
 
     def side(label: str, args: list[str]) -> float:
-        (proj / "imported.txt").unlink(missing_ok=True)
+        flag = proj / "imported.txt"
+        flag.unlink(missing_ok=True)
         before = server.request_count
         wall, cpu, out = run(proj, *args, n=n)
         walls[label].append(wall)
         if label == "cached":
-            doc = results(proj)["judges"]
-            imported = (
-                (proj / "imported.txt").read_text() if (proj / "imported.txt").exists() else "?"
-            )
-            moved = server.request_count - before
-            if doc["calls"] != 0 or moved != 0:
-                failures.append(
-                    f"cached re-run made {doc['calls']} call(s), {moved} request(s) "
-                    "reached the server (must be 0)"
-                )
-            if imported != "False":
+            calls, moved = results(proj)["judges"]["calls"], server.request_count - before
+            if calls or moved:
+                failures.append(f"cached re-run: {calls} call(s), {moved} request(s) (must be 0)")
+            if not flag.exists() or flag.read_text() != "False":
                 failures.append("cached re-run imported litellm (must not)")
-            if f"judges ({MODEL}): 0 call(s), {warmed['calls'] + warmed['cached']} cached" not in (
-                out
-            ):
+            every = warmed["calls"] + warmed["cached"]
+            if f"judges ({MODEL}): 0 call(s), {every} cached" not in out:
                 failures.append("cached re-run's summary does not say 0 calls, all cached")
         return cpu
 
@@ -267,6 +263,12 @@ def cached(tmp: Path, server: StubServer, limits: Limits, n: int, rounds: int) -
     name = f"fully cached re-run, all judges, vs no judge option, {n} qa cases ({rounds} rounds)"
     print(report(f"{name}, wall time", wall, 1.3), flush=True)
     limits.check(f"{name}, CPU time", cpu, 1.3)
+    size = {f: (proj / f).stat().st_size / 1024 for f in ("plain.json", "results.json")}
+    print(
+        f"  results file: {size['plain.json']:.0f} KiB without judges, "
+        f"{size['results.json']:.0f} KiB with them (their verdicts and reasons)",
+        flush=True,
+    )
     if not failures:
         print(
             f"  each of the {rounds} cached re-run(s): 0 judge calls, 0 requests to the "
@@ -307,17 +309,6 @@ def inline(proj: Path, *args: str, n: int) -> None:
         )
 
 
-def warm(proj: Path, server: StubServer, cache: Path, n: int) -> dict[str, Any]:
-    """Fill ``cache`` with every judge call of ``proj``'s cases; the run's judge totals."""
-    inline(
-        proj,
-        *judge_args(server, cache, "--ragproof-judges=all", "--ragproof-report=warm.json"),
-        n=n,
-    )
-    totals: dict[str, Any] = results(proj, "warm.json")["judges"]
-    return totals
-
-
 def calls_per_case(tmp: Path, server: StubServer, limits: Limits, n: int) -> None:
     qa = project(tmp, "calls-qa", n)
     injection = project(tmp, "calls-injection", n, kind="injection")
@@ -331,7 +322,8 @@ def calls_per_case(tmp: Path, server: StubServer, limits: Limits, n: int) -> Non
             n=n,
         )
         doc = results(proj, out)
-        per_case, share = _per_case(doc, judge), _judged_share(doc, judge)
+        per_case = _per_case(doc, judge)
+        share = sum(judge in c["metrics"] for c in doc["cases"]) / len(doc["cases"])
         alone_on_qa += per_case if proj is qa else 0.0
         verdict = "OK" if per_case <= target else "OVER TARGET"
         print(
@@ -364,11 +356,6 @@ def _per_case(doc: dict[str, Any], judge: str | None) -> float:
     return sum(calls) / len(cases)
 
 
-def _judged_share(doc: dict[str, Any], judge: str) -> float:
-    cases = doc["cases"]
-    return sum(1 for c in cases if judge in c["metrics"]) / len(cases)
-
-
 def precompile(tmp: Path) -> tuple[subprocess.Popen[str], StubServer]:
     """Start one judged run of one case, in the background, on a server of its own.
 
@@ -395,7 +382,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--only", default="calls,cached,concurrency")
     parser.add_argument("--cases", type=int, default=200, help="cases for concurrency and cached")
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds for cached")
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds for cached")
     parser.add_argument("--latency", type=float, default=0.2, help="judge latency in seconds")
     add_quick(parser)
     args = parser.parse_args()
