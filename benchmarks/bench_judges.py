@@ -358,10 +358,10 @@ def calls_per_case(tmp: Path, server: StubServer, limits: Limits, n: int) -> Non
 def _per_case(doc: dict[str, Any], judge: str | None) -> float:
     """Logical judge calls per case (made + cached), from the per-case ``judge_usage``."""
     cases = doc["cases"]
-    calls = [int(c["judge_usage"]["calls"]) + int(c["judge_usage"]["cached"]) for c in cases]
-    if sum(int(c["judge_usage"]["requests"]) for c in cases) != sum(calls):
+    usage = [c["judge_usage"] for c in cases]
+    if sum(int(u["requests"]) for u in usage) != sum(int(u["calls"]) for u in usage):
         raise SystemExit(f"{judge or 'all'}: retries or repairs happened: the figure is not pure")
-    return sum(calls) / len(cases)
+    return sum(int(u["calls"]) + int(u["cached"]) for u in usage) / len(cases)
 
 
 def precompile(tmp: Path) -> tuple[subprocess.Popen[str], StubServer]:
