@@ -18,36 +18,17 @@ calls, keyed on the evaluator, its metrics and the mapped sample.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any
 
-if TYPE_CHECKING:
-    from pytest_ragproof.evaluators.ragas import RagasEvaluator
+from pytest_ragproof.evaluators.base import Evaluator, SampleError, SampleResult
 
-__all__ = ["Evaluator", "RagasEvaluator", "SampleError"]
-
-
-class SampleError(Exception):
-    """A mapped sample is unusable. Raise it with a message of your own that names the
-    field and never its value: it is the one exception whose message ragproof shows."""
-
-
-SampleResult = Mapping[str, float | None] | BaseException
-
-
-@runtime_checkable
-class Evaluator(Protocol):
-    name: str
-    metrics: Sequence[str]
-
-    def sample_mapper(self, output: Any, case: Any) -> Mapping[str, Any]: ...
-
-    def evaluate(self, samples: Sequence[Mapping[str, Any]]) -> Sequence[SampleResult]: ...
+__all__ = ["Evaluator", "RagasEvaluator", "SampleError", "SampleResult"]
 
 
 def __getattr__(name: str) -> Any:
+    # RagasEvaluator imports Ragas' own modules: only when asked for.
     if name == "RagasEvaluator":
-        from pytest_ragproof.evaluators.ragas import RagasEvaluator
+        import importlib
 
-        return RagasEvaluator
+        return importlib.import_module("pytest_ragproof.evaluators.ragas").RagasEvaluator
     raise AttributeError(name)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pytest_ragproof.errors import ConfigError, MissingExtraError
-from pytest_ragproof.evaluators import SampleError
+from pytest_ragproof.evaluators.base import SampleError
 
 #: The fields of Ragas' SingleTurnSample a mapper may set, and their types.
 _STRING_FIELDS = ("user_input", "response", "reference")

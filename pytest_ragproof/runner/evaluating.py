@@ -18,7 +18,7 @@ from typing import Any
 
 from pytest_ragproof.dataset.models import Case
 from pytest_ragproof.errors import ConfigError
-from pytest_ragproof.evaluators import SampleError
+from pytest_ragproof.evaluators.base import SampleError
 from pytest_ragproof.metrics import PipelineOutput
 
 INPUTS_FIXTURE = "rag_evaluators"
