@@ -6,7 +6,8 @@ import pytest
 
 from pytest_ragproof.llm.client import load_litellm
 from tests.judge_stub import ScriptedJudge
-from tests.judges.test_pytest_runs import CASES, CONFTEST, SECRET, judge_args
+from tests.judges.conftest import SECRET
+from tests.judges.test_pytest_runs import CASES, CONFTEST, judge_args
 from tests.llm_stub import StubServer
 from tests.pytester_projects import load_json, run, write_frozen
 
