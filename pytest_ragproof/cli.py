@@ -43,6 +43,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "pytest_ragproof.commands.report",
         "render a results file as markdown, html or inspectorraget",
     ),
+    "judge-check": (
+        "pytest_ragproof.commands.judge_check",
+        "measure a judge's agreement with human labels",
+    ),
 }
 
 

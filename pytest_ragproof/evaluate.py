@@ -34,6 +34,7 @@ from pytest_ragproof.runner.summary import threshold_table
 from pytest_ragproof.runner.verdict import DatasetFacts, RunFacts, decide
 
 if TYPE_CHECKING:
+    from pytest_ragproof.runner.evaluating import EvaluatorRunner
     from pytest_ragproof.runner.judging import Judged, JudgeStage
 
 __all__ = ["Results", "evaluate"]
@@ -99,6 +100,7 @@ def _run_pipeline(
     cfg: RunConfig,
     loops: LoopOwner,
     stage: JudgeStage | None,
+    evaluators: EvaluatorRunner | None = None,
 ) -> list[CaseRecord]:
     label = str(dataset.source or "<python>")
     keys = {c.id: repeat_keys(c.id, cfg.repeat) for c in cases}
@@ -137,10 +139,15 @@ def _run_pipeline(
         )
         mine = keys[case.id]
         if len(mine) == 1:
-            finish_case(record, case, outcomes[case.id], cfg, judged.get(case.id))
+            finish_case(record, case, outcomes[case.id], cfg, judged.get(case.id), evaluators)
         else:
             finish_repeats(
-                record, case, [outcomes[k] for k in mine], cfg, [judged.get(k) for k in mine]
+                record,
+                case,
+                [outcomes[k] for k in mine],
+                cfg,
+                [judged.get(k) for k in mine],
+                evaluators,
             )
         records.append(record)
     return records
@@ -185,6 +192,7 @@ def evaluate(
     judge_inputs: Callable[[Any, Any], Mapping[str, Any]] | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     cache: bool = True,
+    evaluators: Sequence[Any] = (),
 ) -> Results:
     """Run ``pipeline`` over the dataset's cases and score them as the pytest plugin does.
 
@@ -253,6 +261,15 @@ def evaluate(
         check_available(cfg.judges)
         stage = JudgeStage(cfg.judges, cfg)
         stage.inputs_fn = judge_inputs
+    runner: EvaluatorRunner | None = None
+    if evaluators:
+        from pytest_ragproof.runner.evaluating import EvaluatorRunner, check_evaluators
+
+        runner = EvaluatorRunner(
+            check_evaluators(list(evaluators)),
+            None if cache_dir is None else str(cache_dir),
+            cache,
+        )
     ds = _as_dataset(dataset)
     pipelines = dict(pipeline) if isinstance(pipeline, Mapping) else {pipeline_name: pipeline}
     for fn in pipelines.values():
@@ -262,11 +279,13 @@ def evaluate(
     records: list[CaseRecord] = []
     try:
         for name, fn in pipelines.items():
-            records.extend(_run_pipeline(name, fn, ds, cases, cfg, loops, stage))
+            records.extend(_run_pipeline(name, fn, ds, cases, cfg, loops, stage, runner))
     finally:
         loops.close()
         if stage is not None:
             stage.close()
+        if runner is not None:
+            runner.close()
     label = str(ds.source or "<python>")
     facts = RunFacts(
         records=records,

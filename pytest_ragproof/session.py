@@ -40,6 +40,7 @@ from pytest_ragproof.runner.verdict import DatasetFacts, RunFacts, RunOutcome, d
 from pytest_ragproof.selection import add_collection_args, select_datasets
 
 if TYPE_CHECKING:
+    from pytest_ragproof.runner.evaluating import EvaluatorRunner
     from pytest_ragproof.runner.judging import Judged, JudgeStage
 
 RECORD_KEY = pytest.StashKey[CaseRecord]()
@@ -65,6 +66,15 @@ def _property_name(metric: str) -> str:
 
 
 INPUTS_FIXTURE = "rag_judge_inputs"
+
+
+def _cache_option(config: pytest.Config) -> str | None:
+    given = options.get(config, "cache_dir")
+    return str((config.invocation_params.dir / str(given)).resolve()) if given else None
+
+
+def _cache_on(config: pytest.Config) -> bool:
+    return not bool(options.get(config, "no_cache"))
 
 
 def _fixture_value(item: pytest.Item, name: str) -> Any:
@@ -158,6 +168,8 @@ class RagproofRun:
         self.marker_ids: set[str] = set()  # marker-mode items (their population is collected)
         self.ahead = LookAhead(self.cfg, self.notes)
         self._stage: JudgeStage | None = None
+        self._evaluators: EvaluatorRunner | None = None
+        self._evaluators_looked_up = False
         self._inputs_fixture: Any = None
         if self.cfg.judges is not None:
             from pytest_ragproof.runner.judging import check_available
@@ -303,6 +315,29 @@ class RagproofRun:
             self._stage.inputs_fn = self._inputs_fixture
         return self._stage
 
+    def evaluator_runner(self, item: pytest.Item) -> EvaluatorRunner | None:
+        """The run's bring-your-own evaluators (fixture ``rag_evaluators``), looked up once."""
+        if not self._evaluators_looked_up:
+            self._evaluators_looked_up = True
+            from pytest_ragproof.runner.evaluating import (
+                INPUTS_FIXTURE as EVALUATORS_FIXTURE,
+            )
+
+            found = _fixture_value(item, EVALUATORS_FIXTURE)
+            if found:
+                from pytest_ragproof.runner.evaluating import EvaluatorRunner, check_evaluators
+
+                try:
+                    evaluators = check_evaluators(found)
+                except ConfigError as exc:
+                    item.session.shouldstop = "ragproof: rag_evaluators is not usable"
+                    raise pytest.UsageError(f"ragproof: {exc}") from None
+                cache_dir = self.cfg.judges.cache_dir if self.cfg.judges else None
+                self._evaluators = EvaluatorRunner(
+                    evaluators, cache_dir or _cache_option(self.config), _cache_on(self.config)
+                )
+        return self._evaluators
+
     def conclude(
         self,
         item: pytest.Item,
@@ -324,19 +359,26 @@ class RagproofRun:
                 for key, outcome in zip(keys, outcomes, strict=True)
             ]
         judgements = list(judged) or [None] * len(outcomes)
+        evaluators = self.evaluator_runner(item)
         if len(outcomes) == 1:
-            verdict = finish_case(record, ref.case, outcomes[0], self.cfg, judgements[0])
+            verdict = finish_case(
+                record, ref.case, outcomes[0], self.cfg, judgements[0], evaluators
+            )
             decisive: Outcome | None = outcomes[0]
         else:
             # A repeat's error speaks only when no repeat was scored; otherwise it is a
             # repeat that did not pass, named in the case's message.
-            repeated = finish_repeats(record, ref.case, outcomes, self.cfg, judgements)
+            repeated = finish_repeats(record, ref.case, outcomes, self.cfg, judgements, evaluators)
             verdict, decisive = repeated.verdict, repeated.decisive
         if self.properties:
             item.user_properties.extend(
                 (_property_name(name), value) for name, value in record.metrics.items()
             )
             item.user_properties.append(("ragproof.status", record.status))
+        if record.error_type == "JudgeConfigError":
+            # The same for every case: say it once and stop the run (a usage error).
+            item.session.shouldstop = "ragproof: the judge model cannot be called"
+            pytest.fail(verdict.message or "ragproof: the judge model cannot be called", False)
         error = None if decisive is None else decisive.error
         if isinstance(error, PipelineSignatureError):
             # The same for every case: say it once and stop the run.
@@ -433,6 +475,8 @@ class RagproofRun:
         self.ahead.close()
         if self._stage is not None:
             self._stage.close()
+        if self._evaluators is not None:
+            self._evaluators.close()
         if self.is_worker:
             xdist_support.send_to_controller(
                 self.config,
@@ -450,7 +494,9 @@ class RagproofRun:
         self.outcome = outcome = decide(facts, self.cfg)
         if facts.records or facts.datasets:
             self.write_outputs(outcome)
-        if any(r.error_type == "PipelineSignatureError" for r in facts.records):
+        if any(
+            r.error_type in ("PipelineSignatureError", "JudgeConfigError") for r in facts.records
+        ):
             # The pipeline cannot take what ragproof passes: a usage error, not a result.
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
         elif outcome.gate_failures and session.exitstatus == pytest.ExitCode.OK:

@@ -20,6 +20,7 @@ from pytest_ragproof import defaults
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.metrics import registry
 from pytest_ragproof.selector import CaseLike, Selector, parse_selector
+from pytest_ragproof.vocabulary import is_selector
 
 AGGREGATORS = ("mean", "min", "max", "p50", "p90", "p95")
 DEFAULT_CASE_THRESHOLDS = defaults.CASE_THRESHOLDS
@@ -33,7 +34,7 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
 _EXPR = re.compile(
     r"""^\s*
     (?:(?P<selector>[^:<>]+?)\s*:\s*)?
-    (?P<metric>[A-Za-z_][A-Za-z0-9_]*(?:@[0-9]+)?)
+    (?P<metric>(?:[a-z][a-z0-9_-]*:)?[A-Za-z_][A-Za-z0-9_]*(?:@[0-9]+)?)
     (?:\.(?P<agg>[A-Za-z0-9]+))?
     \s*(?P<op>>=|<=|>|<)\s*
     (?P<number>[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)
@@ -83,6 +84,22 @@ def _example(scope: str) -> str:
     return "'qa:recall@5>=0.8'" if scope == "aggregate" else "'qa:hit@5>=1'"
 
 
+def _evaluator_prefix(word: str, metric: str) -> bool:
+    """Is ``word`` (before the first colon) an evaluator's name rather than a selector?
+
+    Not a selector, shaped like a name, and not a likely typo of one (``qx`` stays an
+    unknown selector, so its error says what a selector is).
+    """
+    import difflib
+
+    from pytest_ragproof.vocabulary import KINDS, QUESTION_TYPES
+
+    if is_selector(word) or registry.resolve(f"{word}:{metric}") is None:
+        return False
+    cutoff = 0.5 if len(word) <= 3 else 0.75
+    return not difflib.get_close_matches(word, [*KINDS, *QUESTION_TYPES], n=1, cutoff=cutoff)
+
+
 def parse_threshold(text: str, scope: str) -> Threshold:
     """Parse one expression; raise ConfigError with a correct example on failure."""
     option = f"--ragproof-{scope}-threshold"
@@ -93,12 +110,24 @@ def parse_threshold(text: str, scope: str) -> Threshold:
             f"[SELECTOR:]METRIC{'[.AGG]' if scope == 'aggregate' else ''} OP NUMBER, "
             f"e.g. {option} {_example(scope)}"
         )
-    selector = parse_selector(
-        m.group("selector") or "*",
-        where=f"{scope} threshold '{text}'",
-        example=f"{option} {_example(scope)}",
-    ).text
+    given = m.group("selector")
     metric = m.group("metric")
+    if given is not None and ":" not in metric and _evaluator_prefix(given.strip(), metric):
+        # 'ragas:faithfulness>=0.8': an evaluator's metric, not a selector and a metric.
+        metric, given = f"{given.strip()}:{metric}", None
+    try:
+        selector = parse_selector(
+            given or "*",
+            where=f"{scope} threshold '{text}'",
+            example=f"{option} {_example(scope)}",
+        ).text
+    except ConfigError as exc:
+        if given is not None and registry.resolve(f"{given.strip()}:{metric}") is not None:
+            raise ConfigError(
+                f"{exc}; for the metric '{metric}' of an evaluator named '{given.strip()}' "
+                f"write '*:{given.strip()}:{metric}'"
+            ) from None
+        raise
     agg = m.group("agg")
     if registry.resolve(metric) is None:
         raise ConfigError(

@@ -26,6 +26,7 @@ from pytest_ragproof.judges import JUDGE_KINDS, JudgeSettings
 from pytest_ragproof.judges import prompts as P
 from pytest_ragproof.judges import schemas as S
 from pytest_ragproof.llm.client import LLMClient
+from pytest_ragproof.llm.config import LLMConfig
 from pytest_ragproof.llm.request import estimate_tokens
 
 T = TypeVar("T", bound=BaseModel)
@@ -44,6 +45,25 @@ class JudgeInputs:
     reference: str | None = None
     payload: str | None = None
     abstained: bool = False  # the lexical ``abstained`` metric said so
+
+
+def judge_llm_config(settings: JudgeSettings) -> LLMConfig:
+    """The LLM settings of every judge call (a run and ``ragproof judge-check`` share them).
+
+    Temperature 0 and seed 0; the cache key holds the parameters, so both make the
+    same keys and one serves the other's cached verdicts.
+    """
+    return LLMConfig(
+        model=settings.model,
+        api_base=settings.api_base,
+        concurrency=settings.concurrency,
+        timeout_s=settings.timeout_s,
+        max_retries=settings.max_retries,
+        max_total_s=max(settings.timeout_s * (settings.max_retries + 1), 1.0) + 60.0,
+        response_format=settings.response_format,
+        temperature=0.0,
+        seed=0,
+    )
 
 
 class BudgetReached(Exception):
@@ -187,9 +207,11 @@ class JudgeEngine:
             self.budget.spend(result.cost)
             if usage.cost_usd is not None:
                 usage.cost_usd = None if result.cost is None else usage.cost_usd + result.cost
-        usage.requests += result.attempts
-        usage.prompt_tokens += result.usage.prompt_tokens
-        usage.completion_tokens += result.usage.completion_tokens
+        if not result.cached:
+            # Tokens spent by this run: a cached reply cost nothing today.
+            usage.requests += result.attempts
+            usage.prompt_tokens += result.usage.prompt_tokens
+            usage.completion_tokens += result.usage.completion_tokens
         return result.value
 
     async def _guard(

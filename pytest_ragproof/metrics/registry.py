@@ -38,6 +38,7 @@ NEEDS: frozenset[str] = frozenset(
         "canary",
         "adversarial_payload",
         "judge",
+        "evaluator",
     }
 )
 _NAME = re.compile(r"[a-z][a-z0-9_]*(?:@k)?")
@@ -102,8 +103,22 @@ def register(spec: MetricSpec, *, replace: bool = False) -> MetricSpec:
     return spec
 
 
+#: A bring-your-own evaluator's metric, ``PREFIX:NAME`` (``ragas:faithfulness``): known only
+#: when the run registers the evaluator, so every such name resolves to this spec.
+EVALUATOR_SPEC = MetricSpec(
+    "evaluator_metric",
+    ALL_KINDS,
+    True,
+    frozenset({"evaluator"}),
+    "a metric of a bring-your-own evaluator (docs/evaluators.md), higher is better",
+)
+_EVALUATOR_NAME = re.compile(r"[a-z][a-z0-9_-]*:[A-Za-z_][A-Za-z0-9_]*")
+
+
 def resolve(name: str) -> MetricSpec | None:
     """The spec of a concrete metric name (``recall@5``, ``mrr``), or None if unknown."""
+    if ":" in name:
+        return EVALUATOR_SPEC if _EVALUATOR_NAME.fullmatch(name) else None
     spec = _SPECS.get(name)
     if spec is not None and not spec.has_cutoff:
         return spec

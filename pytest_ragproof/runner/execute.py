@@ -23,6 +23,7 @@ from pytest_ragproof.runner.scoring import failure_message, score
 
 if TYPE_CHECKING:
     from pytest_ragproof.judges.engine import CaseJudgement
+    from pytest_ragproof.runner.evaluating import EvaluatorRunner
     from pytest_ragproof.runner.judging import Judged
 
 
@@ -98,6 +99,7 @@ def finish_case(
     outcome: Outcome,
     cfg: RunConfig,
     judged: Judged | None = None,
+    evaluators: EvaluatorRunner | None = None,
 ) -> Verdict:
     record.latency_s = outcome.latency_s
     if outcome.timed_out:
@@ -121,11 +123,35 @@ def finish_case(
     judgement = _judgement(record, case, cfg, judged)
     if isinstance(judgement, str):
         score(record, case, output, cfg, ())
-        record.status, record.error_type = "error", "JudgeError"
+        # A judge model that cannot be called at all fails every case the same way.
+        unusable = judged is not None and judged.config_error is not None
+        record.status = "error"
+        record.error_type = "JudgeConfigError" if unusable else "JudgeError"
         return Verdict(record, output, judgement)
-    score(record, case, output, cfg, cfg.case_thresholds, judgement)
+    extra: dict[str, float] = dict(judgement.metrics) if judgement is not None else {}
+    missing: dict[str, str] = dict(judgement.not_judged) if judgement is not None else {}
+    if evaluators is not None:
+        evaluated = evaluators.score(output, case)
+        if evaluated.error is not None:
+            score(record, case, output, cfg, (), extra, missing)
+            record.status, record.error_type = "error", "EvaluatorError"
+            record.evaluator_error = dict(evaluated.error)
+            return Verdict(record, output, _evaluator_message(case, evaluated.error))
+        extra.update(evaluated.metrics)
+        missing.update(evaluated.not_measured)
+        record.not_judged = dict(sorted({**record.not_judged, **evaluated.not_measured}.items()))
+    score(record, case, output, cfg, cfg.case_thresholds, extra, missing)
     message = failure_message(record, case, output, cfg) if record.failures else None
     return Verdict(record, output, message)
+
+
+def _evaluator_message(case: Case, error: dict[str, Any]) -> str:
+    what = "its sample_mapper" if error["step"] == "sample_mapper" else "its evaluate()"
+    detail = f": {error['message']}" if "message" in error else " (message not kept)"
+    return (
+        f"ragproof case {case.id}: evaluator '{error['evaluator']}' failed in {what}: "
+        f"{error['type']}{detail}; the case is an error, not a pass"
+    )
 
 
 def _judgement(

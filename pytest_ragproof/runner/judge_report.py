@@ -79,3 +79,34 @@ def judge_lines(totals: dict[str, Any]) -> list[str]:
             f"characters / 4), {est['cached']} more served by the cache; nothing was called"
         )
     return lines
+
+
+def evaluator_coverage(records: Sequence[CaseRecord]) -> dict[str, Any]:
+    """Per bring-your-own evaluator: how many cases each of its metrics scored.
+
+    ``missing``: scored cases without the metric (NaN, not returned; see each case's
+    ``not_judged``); ``errors``: cases where that evaluator failed.
+    """
+    names: dict[str, set[str]] = {}
+    for r in records:
+        for metric in (*r.metrics, *r.not_judged):
+            if ":" in metric:
+                names.setdefault(metric.split(":", 1)[0], set()).add(metric)
+        if r.evaluator_error:
+            names.setdefault(str(r.evaluator_error.get("evaluator")), set())
+    out: dict[str, Any] = {}
+    for name in sorted(names):
+        failed = [r for r in records if (r.evaluator_error or {}).get("evaluator") == name]
+        scored = [r for r in records if r.status != "error"]
+        out[name] = {
+            "metrics": {
+                m: {
+                    "scored": sum(1 for r in scored if m in r.metrics),
+                    "missing": sum(1 for r in scored if m not in r.metrics),
+                    "errors": len(failed),
+                }
+                for m in sorted(names[name])
+            },
+            "errors": len(failed),
+        }
+    return out

@@ -24,7 +24,14 @@ from typing import Any
 from pytest_ragproof.dataset.models import Case
 from pytest_ragproof.errors import ConfigError, LLMConfigError, OutputShapeError
 from pytest_ragproof.judges import JudgeSettings
-from pytest_ragproof.judges.engine import Budget, CaseJudgement, JudgeEngine, JudgeInputs, Usage
+from pytest_ragproof.judges.engine import (
+    Budget,
+    CaseJudgement,
+    JudgeEngine,
+    JudgeInputs,
+    Usage,
+    judge_llm_config,
+)
 from pytest_ragproof.metrics import PipelineOutput, abstained, normalize_output
 from pytest_ragproof.runner.config import RunConfig
 from pytest_ragproof.runner.execute import Outcome
@@ -92,7 +99,7 @@ class JudgeStage:
     """The judges of one process: submit outcomes as they land, collect per case."""
 
     def __init__(self, settings: JudgeSettings, cfg: RunConfig, *, share: int = 1) -> None:
-        from pytest_ragproof.llm import LLMClient, LLMConfig, ResponseCache
+        from pytest_ragproof.llm import LLMClient, ResponseCache
 
         self.settings = settings
         self.cfg = cfg
@@ -100,17 +107,7 @@ class JudgeStage:
         max_calls = None if settings.max_calls is None else settings.max_calls // share
         budget_usd = None if settings.budget_usd is None else settings.budget_usd / share
         self.budget = Budget(max_calls, budget_usd)
-        config = LLMConfig(
-            model=settings.model,
-            api_base=settings.api_base,
-            concurrency=settings.concurrency,
-            timeout_s=settings.timeout_s,
-            max_retries=settings.max_retries,
-            max_total_s=max(settings.timeout_s * (settings.max_retries + 1), 1.0) + 60.0,
-            response_format=settings.response_format,
-            temperature=0.0,
-            seed=0,
-        )
+        config = judge_llm_config(settings)
         self.client = LLMClient(config, ResponseCache(settings.cache_dir, enabled=settings.cache))
         self.engine = JudgeEngine(settings, self.client, self.budget)
         self.inputs_fn: InputsFn | None = None

@@ -65,6 +65,8 @@ class CaseRecord:
     judge_usage: dict[str, Any] | None = None
     judge_error: dict[str, Any] | None = None
     judge_estimate: dict[str, int] | None = None
+    # A bring-your-own evaluator that failed: its name, the step and the exception type.
+    evaluator_error: dict[str, Any] | None = None
     # --ragproof-repeat N (N >= 2): n, passed, pass_rate, each repeat's status, the
     # per-metric min and max (metrics hold the means); absent with one call per case.
     repeats: dict[str, Any] | None = None
@@ -129,5 +131,6 @@ _OPTIONAL_FIELDS = (
     "judge_usage",
     "judge_error",
     "judge_estimate",
+    "evaluator_error",
     "repeats",
 )

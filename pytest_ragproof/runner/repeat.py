@@ -27,6 +27,7 @@ from pytest_ragproof.runner.execute import Outcome, Verdict, finish_case
 from pytest_ragproof.runner.record import CaseRecord, Failure
 
 if TYPE_CHECKING:
+    from pytest_ragproof.runner.evaluating import EvaluatorRunner
     from pytest_ragproof.runner.judging import Judged
 
 __all__ = ["RepeatVerdict", "finish_repeats", "is_flaky", "repeat_keys"]
@@ -59,12 +60,13 @@ def finish_repeats(
     outcomes: Sequence[Outcome],
     cfg: RunConfig,
     judged: Sequence[Judged | None],
+    evaluators: EvaluatorRunner | None = None,
 ) -> RepeatVerdict:
     """Score each repeat, then fill ``record`` with their means, spread and pass rate."""
     runs: list[tuple[CaseRecord, Verdict]] = []
     for outcome, judgement in zip(outcomes, judged, strict=True):
         own = CaseRecord.from_dict(record.to_dict())  # a fresh copy: finish_case fills it
-        runs.append((own, finish_case(own, case, outcome, cfg, judgement)))
+        runs.append((own, finish_case(own, case, outcome, cfg, judgement, evaluators)))
     n = len(runs)
     scored = [r for r, _ in runs if r.status != "error"]
     passed = sum(1 for r, _ in runs if r.status == "passed")
@@ -114,7 +116,8 @@ def _copy_shown(record: CaseRecord, shown: CaseRecord) -> None:
 
 
 def _judge_totals(record: CaseRecord, runs: Sequence[CaseRecord]) -> None:
-    """The judges' calls and tokens of every repeat (the run's totals count them all)."""
+    """The judges' calls and tokens of every repeat (the run's totals count them all), the
+    first judge or evaluator error."""
     usages = [r.judge_usage for r in runs if r.judge_usage is not None]
     if usages:
         usage: dict[str, Any] = {k: sum(int(u.get(k, 0)) for u in usages) for k in _USAGE_KEYS}
@@ -130,6 +133,7 @@ def _judge_totals(record: CaseRecord, runs: Sequence[CaseRecord]) -> None:
         keys = sorted({k for e in estimates for k in e})
         record.judge_estimate = {k: sum(e.get(k, 0) for e in estimates) for k in keys}
     record.judge_error = next((r.judge_error for r in runs if r.judge_error), None)
+    record.evaluator_error = next((r.evaluator_error for r in runs if r.evaluator_error), None)
 
 
 Runs = Sequence[tuple[CaseRecord, Verdict]]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from pytest_ragproof.dataset.models import Case
 from pytest_ragproof.metrics import (
@@ -17,9 +16,6 @@ from pytest_ragproof.metrics.outputs import content_id
 from pytest_ragproof.runner.config import RunConfig
 from pytest_ragproof.runner.record import CaseRecord, Failure
 from pytest_ragproof.thresholds import Threshold
-
-if TYPE_CHECKING:
-    from pytest_ragproof.judges.engine import CaseJudgement
 
 ANSWER_PREVIEW = 200
 
@@ -35,6 +31,13 @@ def missing_reason(
     """Why a metric that a threshold asks for is absent on this case."""
     from pytest_ragproof.judges import NOT_JUDGED_REASONS, judge_of
 
+    if ":" in metric:  # a bring-your-own evaluator's metric
+        if not_judged and metric in not_judged:
+            return f"not measured by the evaluator: {not_judged[metric]}"
+        return (
+            f"no evaluator named '{metric.split(':', 1)[0]}' scored this case "
+            "(register it with the rag_evaluators fixture)"
+        )
     judge = judge_of(metric)
     if judge is not None:
         if not_judged and judge in not_judged:
@@ -64,11 +67,13 @@ def score(
     output: PipelineOutput,
     cfg: RunConfig,
     thresholds: Sequence[Threshold],
-    judgement: CaseJudgement | None = None,
+    extra: Mapping[str, float] | None = None,
+    not_judged: Mapping[str, str] | None = None,
 ) -> None:
     """Fill metrics, retrieved ids, contexts and failures of ``record``.
 
-    ``judgement``: the LLM judges' scores of this case, checked like any metric.
+    ``extra``: the LLM judges' and evaluators' scores of this case, checked like any
+    metric; ``not_judged`` says why one of theirs is absent.
     """
     metrics = score_case(
         case,
@@ -80,10 +85,9 @@ def score(
     )
     if record.latency_s is not None:
         metrics["latency_s"] = record.latency_s
-    not_judged: Mapping[str, str] = {}
-    if judgement is not None:
-        metrics.update(judgement.metrics)
-        not_judged = judgement.not_judged
+    if extra:
+        metrics.update(extra)
+    not_judged = not_judged or {}
     record.metrics = dict(sorted(metrics.items()))
     record.answer = output.answer
     if output.contexts is not None:
@@ -151,6 +155,8 @@ def failure_message(record: CaseRecord, case: Case, output: PipelineOutput, cfg:
                 '{"id": ..., "text": ...} mappings, or documents with metadata["document_id"] '
                 'or metadata["source"] and --ragproof-source-match=document'
             )
+    if record.judgements and not cfg.redact:
+        lines.extend(_judge_reasons(record))
     if case.kind == "injection" and case.canary and not cfg.redact:
         lines.append(f"  canary: {case.canary}")
     if not cfg.redact:
@@ -165,3 +171,44 @@ def failure_message(record: CaseRecord, case: Case, output: PipelineOutput, cfg:
         "'none' clears the defaults)"
     )
     return "\n".join(lines)
+
+
+#: Per judge: the lists of items in its reasons, each item's text key, and the verdicts
+#: that lowered the score.
+_LOWERING: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "faithfulness": (("claims", "claim", "unsupported"),),
+    "answer_relevancy": (("statements", "statement", "irrelevant"),),
+    "answer_correctness": (
+        ("answer_claims", "claim", "not in reference"),
+        ("reference_claims", "claim", "missing from answer"),
+    ),
+    "context_recall": (("reference_claims", "claim", "not attributed"),),
+    "context_relevance": (("contexts", "context", "irrelevant"),),
+}
+_REASONS_SHOWN = 3
+
+
+def _judge_reasons(record: CaseRecord) -> list[str]:
+    """What the judges held against the answer, for the judged thresholds it failed."""
+    from pytest_ragproof.judges import judge_of
+
+    out: list[str] = []
+    judgements = record.judgements or {}
+    for judge in dict.fromkeys(judge_of(f.metric) for f in record.failures):
+        if judge is None or judge not in judgements:
+            continue
+        details = judgements[judge]
+        if "verdict" in details:
+            out.append(f"  {judge} ({details.get('prompt')}): {details['verdict']}")
+        for items_key, text_key, lowering in _LOWERING.get(judge, ()):
+            bad = [i for i in details.get(items_key, []) if i.get("verdict") == lowering]
+            shown = [
+                f"context {i[text_key]}" if text_key == "context" else repr(i[text_key])
+                for i in bad[:_REASONS_SHOWN]
+            ]
+            more = f", … (+{len(bad) - _REASONS_SHOWN})" if len(bad) > _REASONS_SHOWN else ""
+            if shown:
+                out.append(
+                    f"  {judge} ({details.get('prompt')}): {lowering}: {', '.join(shown)}{more}"
+                )
+    return out

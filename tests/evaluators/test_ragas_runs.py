@@ -1,0 +1,238 @@
+"""Ragas metrics gate real pytest runs through Ragas' own client (ChatOpenAI) on the stub."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.evaluators.conftest import SECRET
+from tests.llm_stub import StubServer, server_error
+from tests.pytester_projects import load_json, run, write_frozen
+from tests.ragas_stub import ScriptedRagas
+
+CASES: list[dict[str, Any]] = [
+    {
+        "id": "q1",
+        "kind": "qa",
+        "question": "Which river flows through Paris?",
+        "expected_answer": "The Seine flows through Paris.",
+        "expected_source_ids": ["d1"],
+    },
+    {
+        "id": "q2",
+        "kind": "qa",
+        "question": "What is the capital of France?",
+        "expected_answer": "Paris is the capital of France. Paris is large.",
+        "expected_source_ids": ["d2"],
+    },
+]
+
+CONFTEST = """
+import pytest
+from ragas.llms import llm_factory
+from ragas.metrics import Faithfulness, LLMContextRecall
+from pytest_ragproof.evaluators import RagasEvaluator
+
+ANSWERS = {
+    "river": ("The Seine flows through Paris. The Seine is pink.", "d1",
+              "The Seine flows through Paris."),
+    "capital": ("Paris is the capital of France.", "d2", "Paris is the capital of France."),
+}
+
+@pytest.fixture(scope="session")
+def rag_pipeline():
+    ASYNC_OR_NOT def pipeline(question):
+        for key, (answer, doc, text) in ANSWERS.items():
+            if key in question:
+                return {"answer": answer, "contexts": [{"id": doc, "text": text}]}
+    return pipeline
+
+def mapper(output, case):
+    MAPPER_BODY
+    return {
+        "user_input": case.question,
+        "response": output.answer,
+        "retrieved_contexts": [c.text for c in output.contexts or ()],
+        "reference": case.expected_answer,
+    }
+
+@pytest.fixture(scope="session")
+def rag_evaluators():
+    llm = llm_factory("gpt-4o-mini", base_url="STUB_URL")
+    return [RagasEvaluator(metrics=[Faithfulness(), LLMContextRecall()],
+                           sample_mapper=mapper, llm=llm)]
+"""
+
+
+def project(
+    pytester: pytest.Pytester, stub: StubServer, *, is_async: bool = False, mapper: str = "pass"
+) -> pytest.Pytester:
+    write_frozen(pytester, CASES)
+    text = (
+        CONFTEST.replace("STUB_URL", stub.url)
+        .replace("ASYNC_OR_NOT ", "async " if is_async else "")
+        .replace("MAPPER_BODY", mapper)
+    )
+    pytester.makeconftest(text)
+    return pytester
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("asyncio_plugin", ["with-asyncio", "no-asyncio"])
+def test_a_ragas_metric_gates_the_run(
+    pytester: pytest.Pytester,
+    llm_stub: StubServer,
+    mode: list[str],
+    is_async: bool,
+    asyncio_plugin: str,
+) -> None:
+    handler = ScriptedRagas()
+    llm_stub.set_handler(handler)
+    p = project(pytester, llm_stub, is_async=is_async)
+    args = ["--ragproof-dataset=cases.frozen.json", "-p", "no:cacheprovider", *mode]
+    if asyncio_plugin == "no-asyncio":
+        args += ["-p", "no:asyncio"]
+    else:
+        args += ["-o", "asyncio_default_fixture_loop_scope=function"]
+    args += [
+        "--ragproof-aggregate-threshold=ragas:faithfulness>=0.9",
+        "--ragproof-case-threshold=qa:ragas:context_recall>=0.6",
+        "--ragproof-report=results.json",
+        "--ragproof-cache-dir=llmcache",
+    ]
+    result = p.runpytest(*args)
+    out = result.stdout.str()
+    assert result.ret == 1, out
+    assert "ragproof gate FAILED: aggregate ragas:faithfulness>=0.9" in out
+    assert "qa:ragas:context_recall>=0.6: ragas:context_recall = 0.5 (expected >= 0.6)" in out
+    doc = load_json(p.path / "results.json")
+    by_id = {c["id"]: c for c in doc["cases"]}
+    assert by_id["q1"]["metrics"]["ragas:faithfulness"] == 0.5
+    assert by_id["q2"]["metrics"]["ragas:faithfulness"] == 1.0
+    assert by_id["q2"]["metrics"]["ragas:context_recall"] == 0.5
+    assert by_id["q1"]["status"] == "passed" and by_id["q2"]["status"] == "failed"
+    cov = doc["evaluators"]["ragas"]
+    assert cov["metrics"]["ragas:faithfulness"] == {"scored": 2, "missing": 0, "errors": 0}
+    # A re-run with the same answers is served by the cache: no request at all.
+    made = llm_stub.request_count
+    again = p.runpytest(*args)
+    assert again.ret == 1
+    assert llm_stub.request_count == made
+
+
+def test_mapper_and_provider_messages_never_reach_an_output(
+    pytester: pytest.Pytester, llm_stub: StubServer, mode: list[str]
+) -> None:
+    llm_stub.set_handler(
+        ScriptedRagas(fail_with=server_error(500, echo=f"provider says {SECRET}"), marker="capital")
+    )
+    p = project(
+        pytester,
+        llm_stub,
+        mapper='if "river" in case.question: raise ValueError("MAPPER-SECRET " + case.question)',
+    )
+    result = run(
+        p,
+        mode,
+        "--ragproof-report=results.json",
+        "--ragproof-html=r.html",
+        "--ragproof-markdown=r.md",
+        "--junitxml=j.xml",
+        "--ragproof-no-cache",
+    )
+    assert result.ret == 1
+    texts = [result.stdout.str(), result.stderr.str()]
+    texts += [(p.path / f).read_text() for f in ("results.json", "r.html", "r.md", "j.xml")]
+    for text in texts:
+        assert "MAPPER-SECRET" not in text and SECRET not in text and "provider says" not in text
+    doc = load_json(p.path / "results.json")
+    by_id = {c["id"]: c for c in doc["cases"]}
+    assert by_id["q1"]["evaluator_error"] == {
+        "evaluator": "ragas",
+        "step": "sample_mapper",
+        "type": "ValueError",
+    }
+    assert by_id["q2"]["status"] == "error" and by_id["q2"]["error_type"] == "EvaluatorError"
+    assert by_id["q2"]["evaluator_error"]["step"] == "evaluate"
+    out = result.stdout.str()
+    assert "evaluator 'ragas' failed in its sample_mapper: ValueError (message not kept)" in out
+
+
+def test_an_unknown_sample_field_is_named(pytester: pytest.Pytester, llm_stub: StubServer) -> None:
+    llm_stub.set_handler(ScriptedRagas())
+    p = project(pytester, llm_stub)
+    conftest = (p.path / "conftest.py").read_text()
+    (p.path / "conftest.py").write_text(conftest.replace('"user_input"', '"question"'))
+    result = run(p, [], "--ragproof-no-cache")
+    out = result.stdout.str()
+    assert "sample_mapper returned unknown field(s) question" in out
+    assert llm_stub.request_count == 0
+
+
+CUSTOM = '''
+import math
+import pytest
+
+class LengthJudge:
+    """The 20-line custom evaluator of docs/evaluators.md, give or take."""
+    name = "house"
+    metrics = ["short", "odd"]
+
+    def sample_mapper(self, output, case):
+        return {"answer": output.answer or ""}
+
+    def evaluate(self, samples):
+        return [{"short": float(len(s["answer"]) < 40), "odd": math.nan} for s in samples]
+
+@pytest.fixture(scope="session")
+def rag_pipeline():
+    def pipeline(question):
+        return {"answer": "Paris." if "capital" in question else "x" * 50, "contexts": []}
+    return pipeline
+
+@pytest.fixture(scope="session")
+def rag_evaluators():
+    return [LengthJudge()]
+'''
+
+
+def test_a_custom_evaluator_and_nan_is_not_measured(
+    pytester: pytest.Pytester, mode: list[str]
+) -> None:
+    write_frozen(pytester, CASES)
+    pytester.makeconftest(CUSTOM)
+    result = run(
+        pytester,
+        mode,
+        "--ragproof-case-threshold=none",
+        "--ragproof-aggregate-threshold=house:short>=0.5",
+        "--ragproof-aggregate-threshold=house:odd>=0",
+        "--ragproof-report=results.json",
+    )
+    doc = load_json(pytester.path / "results.json")
+    by_id = {c["id"]: c for c in doc["cases"]}
+    assert by_id["q2"]["metrics"]["house:short"] == 1.0
+    assert by_id["q1"]["metrics"]["house:short"] == 0.0
+    assert "house:odd" not in by_id["q1"]["metrics"]
+    assert by_id["q1"]["not_judged"] == {"house:odd": "nan"}
+    rows = {t["metric"]: t for t in doc["thresholds"]}
+    assert rows["house:short"]["verdict"] == "pass"
+    assert rows["house:odd"]["verdict"] == "no data"  # NaN is never a pass
+    assert result.ret == 1
+
+
+def test_ragas_telemetry_is_off_once_the_evaluator_is_built(llm_stub: StubServer) -> None:
+    import os
+
+    from ragas.llms import llm_factory
+    from ragas.metrics import Faithfulness
+
+    from pytest_ragproof.evaluators import RagasEvaluator
+
+    RagasEvaluator(
+        metrics=[Faithfulness()],
+        sample_mapper=lambda o, c: {},
+        llm=llm_factory("gpt-4o-mini", base_url=llm_stub.url),
+    )
+    assert os.environ["RAGAS_DO_NOT_TRACK"] == "true"
