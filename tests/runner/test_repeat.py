@@ -8,7 +8,7 @@ makes every 3rd call raise. With 5 repeats such a case passes 4 of 5.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -392,3 +392,42 @@ def test_a_bad_repeat_setting_is_a_usage_error_naming_the_ini_key(
     assert "--ragproof-min-pass-rate=0.5 needs --ragproof-repeat N with N >= 2" in err
     assert "(from ragproof_min_pass_rate in tox.ini)" in err
     assert "Traceback" not in err
+
+
+class _Words:
+    """A bring-your-own evaluator: the answer's word count (every repeat's answer differs)."""
+
+    name = "words"
+    metrics: ClassVar[list[str]] = ["count"]
+    version = "1"
+
+    def sample_mapper(self, output: Any, case: Any) -> dict[str, str]:
+        return {"answer": output.answer or ""}
+
+    def evaluate(self, samples: list[dict[str, str]]) -> list[dict[str, float]]:
+        return [{"count": float(len(s["answer"].split()))} for s in samples]
+
+
+def test_evaluators_score_every_repeat() -> None:
+    calls: dict[str, int] = {}
+
+    def pipeline(question: str, case: Any) -> Any:
+        calls[case.id] = calls.get(case.id, 0) + 1
+        ids = list(case.expected_source_ids)
+        answer = " ".join(["word"] * calls[case.id])  # 1, 2, then 3 words
+        return {"answer": answer, "contexts": [{"id": i, "text": "t"} for i in ids]}
+
+    results = evaluate(
+        [c for c in CASES if c["kind"] == "qa"],
+        pipeline,
+        repeat=3,
+        evaluators=[_Words()],
+        cache=False,
+    )
+    for record in results.records:
+        assert record.metrics["words:count"] == 2.0  # the mean of 1, 2 and 3
+        assert record.repeats is not None
+        assert (record.repeats["min"]["words:count"], record.repeats["max"]["words:count"]) == (
+            1.0,
+            3.0,
+        )
