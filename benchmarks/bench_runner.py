@@ -18,11 +18,15 @@
    pytest's work for ragproof's items.
 3. concurrency: 200 cases whose pipeline sleeps 100 ms, `--ragproof-concurrency=16`
    vs 1, for a sync and an async pipeline (limit 0.2).
+4. repeat: 100 cases, `--ragproof-repeat=5`, a pipeline sleeping 100 ms,
+   `--ragproof-concurrency=16` vs 1 (five sequential calls per case: 500 calls one
+   after another), for a sync and an async pipeline (limit 0.25).
 
 Exits 1 when a figure is over its limit; `--quick` runs small sizes and checks
-only that the script runs (see `_common`).
+only that the script runs (see `_common`). Longer than most modules: four
+benchmarks, each with the project it builds.
 
-Run: python benchmarks/bench_runner.py [--only startup,overhead,concurrency]
+Run: python benchmarks/bench_runner.py [--only startup,overhead,concurrency,repeat]
      [--runs N] [--rounds N] [--cases N] [--quick]
 """
 
@@ -344,8 +348,10 @@ def overhead(tmp: Path, rounds: int, limits: Limits, n: int = 5000) -> None:
     )
 
 
-def concurrency(tmp: Path, limits: Limits, n: int = 200, sleep_s: float = 0.1) -> None:
-    proj = tmp / "concurrency"
+def _sleeping_project(tmp: Path, name: str, n: int, sleep_s: float) -> Path:
+    """``n`` unanswerable cases and a pipeline that sleeps ``sleep_s`` (async with
+    BENCH_ASYNC set)."""
+    proj = tmp / name
     proj.mkdir()
     cases = [{"id": f"c{i:04d}", "kind": "unanswerable", "question": f"Q {i}?"} for i in range(n)]
     (proj / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
@@ -359,6 +365,11 @@ def concurrency(tmp: Path, limits: Limits, n: int = 200, sleep_s: float = 0.1) -
         '    def pipe(q):\n        time.sleep(SLEEP)\n        return "I don\'t know."\n'
         "    return pipe\n"
     )
+    return proj
+
+
+def concurrency(tmp: Path, limits: Limits, n: int = 200, sleep_s: float = 0.1) -> None:
+    proj = _sleeping_project(tmp, "concurrency", n, sleep_s)
     args = [*BASE, "--ragproof-dataset=cases.jsonl"]
     for label, flag in (("sync", ""), ("async", "1")):
         os.environ["BENCH_ASYNC"] = flag
@@ -369,9 +380,23 @@ def concurrency(tmp: Path, limits: Limits, n: int = 200, sleep_s: float = 0.1) -
         limits.check(name, Comparison(one, many), 0.2)
 
 
+def repeat(tmp: Path, limits: Limits, n: int = 100, sleep_s: float = 0.1) -> None:
+    """The concurrency project, each case called 5 times: repeats are separate
+    submissions, so the 16 calls in flight include a case's own repeats."""
+    proj = _sleeping_project(tmp, "repeat", n, sleep_s)
+    args = [*BASE, "--ragproof-dataset=cases.jsonl", "--ragproof-repeat=5"]
+    _time([*args, "-k", "c0000"], proj, expect="1 passed")  # warm-up: the bytecode cache
+    for label, flag in (("sync", ""), ("async", "1")):
+        ENV["BENCH_ASYNC"] = flag
+        one = _time([*args, "--ragproof-concurrency=1"], proj, expect=f"{n} passed")
+        many = _time([*args, "--ragproof-concurrency=16"], proj, expect=f"{n} passed")
+        name = f"repeat 5, concurrency 16 vs 1, {n} cases x {sleep_s * 1000:.0f} ms, {label}"
+        limits.check(name, Comparison(one, many), 0.25)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--only", default="startup,overhead,concurrency")
+    parser.add_argument("--only", default="startup,overhead,concurrency,repeat")
     parser.add_argument("--runs", type=int, default=20, help="interleaved runs for startup")
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds for overhead")
     parser.add_argument("--cases", type=int, default=5000, help="cases for overhead")
@@ -392,6 +417,11 @@ def main() -> int:
                 concurrency(Path(tmp), limits, n=32, sleep_s=0.02)
             else:
                 concurrency(Path(tmp), limits)
+        if "repeat" in chosen:
+            if args.quick:
+                repeat(Path(tmp), limits, n=8, sleep_s=0.02)
+            else:
+                repeat(Path(tmp), limits)
     return limits.exit_status()
 
 

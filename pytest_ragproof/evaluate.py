@@ -28,6 +28,7 @@ from pytest_ragproof.runner.execute import Outcome, call_case, finish_case
 from pytest_ragproof.runner.gates import ThresholdResult
 from pytest_ragproof.runner.prefetch import Prefetcher
 from pytest_ragproof.runner.record import CaseRecord
+from pytest_ragproof.runner.repeat import finish_repeats, repeat_keys
 from pytest_ragproof.runner.results import dumps, write_results
 from pytest_ragproof.runner.summary import threshold_table
 from pytest_ragproof.runner.verdict import DatasetFacts, RunFacts, decide
@@ -102,6 +103,7 @@ def _run_pipeline(
     evaluators: EvaluatorRunner | None = None,
 ) -> list[CaseRecord]:
     label = str(dataset.source or "<python>")
+    keys = {c.id: repeat_keys(c.id, cfg.repeat) for c in cases}
     outcomes: dict[str, Outcome] = {}
     judged: dict[str, Judged | None] = {}
     window = max(cfg.concurrency, cfg.judges.concurrency if cfg.judges is not None else 1)
@@ -109,31 +111,44 @@ def _run_pipeline(
         prefetcher = Prefetcher(
             cfg,
             cfg.concurrency,
-            window=len(cases),
+            window=len(cases) * cfg.repeat,
             on_outcome=None if stage is None else stage.submit,
         )
         try:
-            prefetcher.submit(((c.id, c) for c in cases), pipeline)
+            prefetcher.submit(((k, c) for c in cases for k in keys[c.id]), pipeline)
             for c in cases:
-                outcomes[c.id] = prefetcher.outcome(c.id)
-                if stage is not None:
-                    if outcomes[c.id].timed_out:
-                        stage.discard(c.id)
-                    else:
-                        judged[c.id] = stage.result(c.id)
+                for k in keys[c.id]:
+                    outcomes[k] = prefetcher.outcome(k)
+                    if stage is not None:
+                        if outcomes[k].timed_out:
+                            stage.discard(k)
+                        else:
+                            judged[k] = stage.result(k)
         finally:
             prefetcher.close(cfg.timeout or 5.0)
     else:
         for c in cases:
-            outcomes[c.id] = call_case(pipeline, c, cfg, loops)
-            if stage is not None:
-                judged[c.id] = stage.judge_now(c.id, c, outcomes[c.id])
+            for k in keys[c.id]:
+                outcomes[k] = call_case(pipeline, c, cfg, loops)
+                if stage is not None:
+                    judged[k] = stage.judge_now(k, c, outcomes[k])
     records = []
     for case in cases:
         record = CaseRecord.for_case(
             case, dataset=label, nodeid=f"{label}::{case.id}", pipeline=name
         )
-        finish_case(record, case, outcomes[case.id], cfg, judged.get(case.id), evaluators)
+        mine = keys[case.id]
+        if len(mine) == 1:
+            finish_case(record, case, outcomes[case.id], cfg, judged.get(case.id), evaluators)
+        else:
+            finish_repeats(
+                record,
+                case,
+                [outcomes[k] for k in mine],
+                cfg,
+                [judged.get(k) for k in mine],
+                evaluators,
+            )
         records.append(record)
     return records
 
@@ -147,6 +162,8 @@ def evaluate(
     k: Sequence[int] | str = defaults.K,
     source_match: str = defaults.SOURCE_MATCH,
     concurrency: int = defaults.CONCURRENCY,
+    repeat: int = defaults.REPEAT,
+    min_pass_rate: float = defaults.MIN_PASS_RATE,
     timeout: float | None = None,
     injection_delivery: str = defaults.INJECTION_DELIVERY,
     kinds: Sequence[str] = (),
@@ -185,6 +202,9 @@ def evaluate(
     ``pipeline`` may be a mapping of names to callables to compare several pipelines.
     ``baseline`` compares the run with a results file as ``--ragproof-baseline`` does
     (``baseline_update=True`` writes it instead), with the same regression settings.
+    ``repeat`` calls the pipeline that many times per case (``--ragproof-repeat``): a case
+    then carries the repeats' mean metrics, ``pass_rate`` and ``repeats``, and passes when
+    its pass rate is at least ``min_pass_rate``.
 
     A pipeline that requires a parameter ragproof never passes (anything but the
     question, ``history`` and ``case`` without a default) raises
@@ -217,6 +237,8 @@ def evaluate(
         abstain_language=abstain_language,
         abstain_patterns=abstain_patterns,
         concurrency=concurrency,
+        repeat=repeat,
+        min_pass_rate=min_pass_rate,
         redact=redact,
         baseline=base_settings,
         judges=judges,

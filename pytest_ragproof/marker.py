@@ -117,5 +117,5 @@ def call_marked(item: pytest.Function) -> bool:
             raw = run.loops.run(raw, timeout)
         return raw
 
-    run.conclude(item, record, timed(call))
+    run.conclude(item, record, [timed(call) for _ in range(run.cfg.repeat)])
     return True

@@ -143,6 +143,20 @@ OPTIONS: tuple[Option, ...] = (
         metavar="N",
     ),
     Option(
+        "repeat",
+        "call the pipeline N times per case; metrics are the repeats' means and the case "
+        "passes when its pass rate meets --ragproof-min-pass-rate (default 1)",
+        default=str(defaults.REPEAT),
+        metavar="N",
+    ),
+    Option(
+        "min_pass_rate",
+        "with --ragproof-repeat: the share of a case's repeats that must pass, "
+        "above 0 and at most 1 (default 1.0)",
+        default=str(defaults.MIN_PASS_RATE),
+        metavar="R",
+    ),
+    Option(
         "redact",
         "keep questions, answers and context text out of every output",
         ini_type="bool",

@@ -55,6 +55,8 @@ def build(config: pytest.Config) -> RunConfig:
         abstain_patterns=get(config, "abstain_pattern"),
         report=(config.invocation_params.dir / str(report)).resolve() if report else None,
         concurrency=get(config, "concurrency"),
+        repeat=get(config, "repeat"),
+        min_pass_rate=get(config, "min_pass_rate"),
         redact=bool(get(config, "redact")),
         worst=get(config, "worst"),
         xfail_tags=get(config, "xfail_tag"),

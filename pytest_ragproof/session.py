@@ -9,6 +9,7 @@ test reports), decides the aggregate gate and the exit code in
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ from pytest_ragproof.runner.config import RunConfig
 from pytest_ragproof.runner.execute import Outcome, call_case, finish_case
 from pytest_ragproof.runner.exports import EXPORTERS, write_export
 from pytest_ragproof.runner.record import CaseRecord
+from pytest_ragproof.runner.repeat import finish_repeats, repeat_keys
 from pytest_ragproof.runner.results import write_results
 from pytest_ragproof.runner.verdict import DatasetFacts, RunFacts, RunOutcome, decide
 from pytest_ragproof.selection import add_collection_args, select_datasets
@@ -274,19 +276,29 @@ class RagproofRun:
         item.stash[RECORD_KEY] = record
         stage = self.judging(item)
         prefetcher = self.ahead.prefetcher_for(item, None if stage is None else stage.submit)
-        judged: Judged | None = None
+        n = self.cfg.repeat
+        keys = repeat_keys(item.nodeid, n)
+        outcomes: list[Outcome] = []
+        judged: list[Judged | None] = []
         if prefetcher is None:
-            outcome = call_case(pipeline, item.case, self.cfg, self.loops)
-            if stage is not None:
-                judged = stage.judge_now(item.nodeid, item.case, outcome)
+            for key in keys:
+                outcome = call_case(pipeline, item.case, self.cfg, self.loops)
+                outcomes.append(outcome)
+                judged.append(None if stage is None else stage.judge_now(key, item.case, outcome))
         else:
-            prefetcher.submit(self.ahead.upcoming(item, prefetcher.window), pipeline)
-            outcome = prefetcher.outcome(item.nodeid)
-            if stage is not None:
-                judged = stage.result(item.nodeid) if not outcome.timed_out else None
-                if outcome.timed_out:
-                    stage.discard(item.nodeid)
-        self.conclude(item, record, outcome, judged, judged_already=True)
+            # Each repeat is a submission of its own, so a case's repeats run concurrently.
+            upcoming = self.ahead.upcoming(item, prefetcher.window)
+            prefetcher.submit(
+                [(key, case) for nodeid, case in upcoming for key in repeat_keys(nodeid, n)],
+                pipeline,
+            )
+            for key in keys:
+                outcome = prefetcher.outcome(key)
+                outcomes.append(outcome)
+                if stage is not None and outcome.timed_out:
+                    stage.discard(key)
+                judged.append(None if stage is None or outcome.timed_out else stage.result(key))
+        self.conclude(item, record, outcomes, judged, judged_already=True)
 
     def judging(self, item: pytest.Item) -> JudgeStage | None:
         """The run's judges (made on first use), with ``rag_judge_inputs`` if defined."""
@@ -330,22 +342,34 @@ class RagproofRun:
         self,
         item: pytest.Item,
         record: CaseRecord,
-        outcome: Outcome,
-        judged: Judged | None = None,
+        outcomes: Sequence[Outcome],
+        judged: Sequence[Judged | None] = (),
         *,
         judged_already: bool = False,
     ) -> None:
-        """Score an outcome, attach metrics to the item and fail it when it should fail."""
+        """Score a case's outcomes (one per repeat), attach metrics, fail the item if due."""
         __tracebackhide__ = True
         ref = case_ref(item)
         assert ref is not None
         if not judged_already:
             stage = self.judging(item)
-            if stage is not None:
-                judged = stage.judge_now(item.nodeid, ref.case, outcome)
-        verdict = finish_case(
-            record, ref.case, outcome, self.cfg, judged, self.evaluator_runner(item)
-        )
+            keys = repeat_keys(item.nodeid, len(outcomes))
+            judged = [
+                None if stage is None else stage.judge_now(key, ref.case, outcome)
+                for key, outcome in zip(keys, outcomes, strict=True)
+            ]
+        judgements = list(judged) or [None] * len(outcomes)
+        evaluators = self.evaluator_runner(item)
+        if len(outcomes) == 1:
+            verdict = finish_case(
+                record, ref.case, outcomes[0], self.cfg, judgements[0], evaluators
+            )
+            decisive: Outcome | None = outcomes[0]
+        else:
+            # A repeat's error speaks only when no repeat was scored; otherwise it is a
+            # repeat that did not pass, named in the case's message.
+            repeated = finish_repeats(record, ref.case, outcomes, self.cfg, judgements, evaluators)
+            verdict, decisive = repeated.verdict, repeated.decisive
         if self.properties:
             item.user_properties.extend(
                 (_property_name(name), value) for name, value in record.metrics.items()
@@ -355,18 +379,19 @@ class RagproofRun:
             # The same for every case: say it once and stop the run (a usage error).
             item.session.shouldstop = "ragproof: the judge model cannot be called"
             pytest.fail(verdict.message or "ragproof: the judge model cannot be called", False)
-        if isinstance(outcome.error, PipelineSignatureError):
+        error = None if decisive is None else decisive.error
+        if isinstance(error, PipelineSignatureError):
             # The same for every case: say it once and stop the run.
             item.session.shouldstop = "ragproof: the pipeline cannot take what ragproof passes"
             fixture = self.cfg.pipeline_fixture
-            pytest.fail(f"ragproof: fixture '{fixture}': {outcome.error}", pytrace=False)
-        if isinstance(outcome.error, NotCallableError):
-            message = outcome.error.for_fixture(self.cfg.pipeline_fixture)
+            pytest.fail(f"ragproof: fixture '{fixture}': {error}", pytrace=False)
+        if isinstance(error, NotCallableError):
+            message = error.for_fixture(self.cfg.pipeline_fixture)
             pytest.fail(message, pytrace=False)  # our message; no traceback to show
-        if isinstance(outcome.error, EndpointError):  # no traceback: its frames hold headers
-            pytest.fail(f"ragproof case {ref.case.id}: {outcome.error}", pytrace=False)
-        if outcome.error is not None and not self.cfg.redact:
-            raise outcome.error  # the user's exception, shown as usual
+        if isinstance(error, EndpointError):  # no traceback: its frames hold headers
+            pytest.fail(f"ragproof case {ref.case.id}: {error}", pytrace=False)
+        if error is not None and not self.cfg.redact:
+            raise error  # the user's exception, shown as usual
         if verdict.message is not None:
             pytest.fail(verdict.message, pytrace=False)
 

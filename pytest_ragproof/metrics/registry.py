@@ -189,6 +189,15 @@ register(
         "wall time of the pipeline call in seconds (measured by the runner)",
     )
 )
+register(
+    MetricSpec(
+        "pass_rate",
+        ALL_KINDS,
+        True,
+        frozenset(),
+        "share of the case's repeats that passed (--ragproof-repeat N, N >= 2)",
+    )
+)
 
 # LLM-judged metrics (computed only when a run asks for a judge; see docs/judges.md).
 _JUDGED = frozenset({"judge"})

@@ -41,6 +41,7 @@ from pytest_ragproof.reporting import html_sections as sec
 from pytest_ragproof.reporting.components import BASIS_CORRECTNESS, score_basis
 from pytest_ragproof.reporting.html_sections import esc
 from pytest_ragproof.reporting.judge_reasons import judge_error_text, judge_views
+from pytest_ragproof.runner.repeat import is_flaky
 
 __all__ = ["CSP", "case_data", "render_html"]
 
@@ -224,6 +225,8 @@ def render_html(results: Mapping[str, Any]) -> str:
     ]
     if isinstance(results.get("judges"), Mapping):
         sections.insert(2, ("judges", "LLM judges", sec.judges(results["judges"])))
+    if any(is_flaky(c) for c in results.get("cases") or []):
+        sections.insert(1, ("flaky", "Flaky cases", sec.flaky(results)))
     if isinstance(results.get("baseline"), Mapping):
         sections.append(("baseline", "Baseline comparison", sec.baseline(results["baseline"])))
     sections.append(("cases", "Cases", _cases_section()))

@@ -72,6 +72,37 @@ def summary(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
     return table(["pipeline", "cases", "passed", "failed", "error", "pass rate"], rows, num_from=1)
 
 
+def flaky(results: Mapping[str, Any]) -> str:
+    """``--ragproof-repeat``: the cases some but not all of whose repeats passed."""
+    from pytest_ragproof.runner.repeat import is_flaky
+
+    rows = []
+    for c in results.get("cases") or []:
+        if not is_flaky(c):
+            continue
+        rep = c["repeats"]
+        status = str(c.get("status", ""))
+        rows.append(
+            [
+                esc(c.get("pipeline")),
+                esc(c.get("id")),
+                esc(c.get("kind")),
+                badge(status, "pass" if status == "passed" else "fail"),
+                f"{esc(rep.get('passed'))} of {esc(rep.get('n'))}",
+                num(rep.get("pass_rate")),
+                esc(", ".join(rep.get("error_types") or []) or "–"),
+            ]
+        )
+    settings = results.get("settings") or {}
+    intro = (
+        f'<p class="muted">{esc(settings.get("repeat"))} call(s) per case; a case passes when '
+        f"its pass rate is at least {esc(settings.get('min_pass_rate'))}. Its metrics are the "
+        "means over its scored repeats.</p>"
+    )
+    headers = ["pipeline", "case", "kind", "status", "repeats passed", "pass rate", "errors"]
+    return intro + table(headers, rows, num_from=4)
+
+
 def thresholds(results: Mapping[str, Any]) -> str:
     items = results.get("thresholds") or []
     if not items:

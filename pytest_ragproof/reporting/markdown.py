@@ -4,7 +4,8 @@
 the LLM judges' calls, cache hits, tokens and cost with the not-judged counts and
 the dry-run estimate (when the run judged), the aggregates and the RAGET-style
 component scores with their basis (both collapsed), the comparison with the
-baseline when the run made one, the worst cases and the run's notes. It prints
+baseline when the run made one, the flaky cases of a repeating run (some but not
+all repeats passed), the worst cases and the run's notes. It prints
 ids, numbers, statuses and error types only — never a question, answer,
 reference, context or judge reason, whether or not the run was redacted: a step
 summary is readable by everyone who can see the CI run. Pure: it only reads the
@@ -96,6 +97,12 @@ def _headline(results: Mapping[str, Any]) -> list[str]:
             f"- dataset {_code(ds.get('path'))}: {_md(ds.get('evaluated', ds.get('cases')))} of "
             f"{_md(ds.get('cases'))} case(s) evaluated, {state}, "
             f"sha256 {_code(str(ds.get('sha256'))[:12])}"
+        )
+    settings = results.get("settings") or {}
+    if "repeat" in settings:
+        lines.append(
+            f"- repeats: {_md(settings['repeat'])} call(s) per case; a case passes when its pass "
+            f"rate is at least {_num(settings.get('min_pass_rate'), 'g')}"
         )
     if results.get("redacted"):
         lines.append("- redacted run (--ragproof-redact)")
@@ -346,6 +353,30 @@ def _worst(results: Mapping[str, Any], limit: int) -> list[str]:
     return ["", title, "", *_table(["pipeline", "case", "kind", "status", "detail"], rows)]
 
 
+def _flaky(results: Mapping[str, Any]) -> list[str]:
+    from pytest_ragproof.runner.repeat import is_flaky
+
+    flaky = [c for c in results.get("cases") or [] if is_flaky(c)]
+    rows = [
+        [
+            _code(c.get("pipeline")),
+            _code(c.get("id")),
+            _md(c.get("kind")),
+            _md(c.get("status")),
+            f"{_md(c['repeats'].get('passed'))} of {_md(c['repeats'].get('n'))}",
+            _num(c["repeats"].get("pass_rate")),
+            ", ".join(_code(e) for e in c["repeats"].get("error_types") or []) or "–",
+        ]
+        for c in flaky[:_LIST_LIMIT]
+    ]
+    if not rows:
+        return []
+    headers = ["pipeline", "case", "kind", "status", "repeats passed", "pass rate", "errors"]
+    more = [f"- … and {len(flaky) - _LIST_LIMIT} more"] if len(flaky) > _LIST_LIMIT else []
+    title = f"#### Flaky cases ({len(flaky)}: some but not all repeats passed)"
+    return ["", title, "", *_table(headers, rows), *more]
+
+
 def render_markdown(results: dict[str, Any], *, worst: int = 10) -> str:
     """Markdown for a results document; ``worst`` limits the listed failing cases."""
     lines = [
@@ -355,6 +386,7 @@ def render_markdown(results: dict[str, Any], *, worst: int = 10) -> str:
         *_aggregates(results),
         *_components(results),
         *_baseline(results),
+        *_flaky(results),
         *_worst(results, worst),
     ]
     notes = results.get("notes") or []

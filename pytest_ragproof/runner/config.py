@@ -48,6 +48,10 @@ class RunConfig:
     worst: int
     xfail_tags: frozenset[str] = frozenset()
     components: bool = True  # print the component scores table (--ragproof-components)
+    # --ragproof-repeat: pipeline calls per case; a case passes when the share of its
+    # repeats that passed is at least min_pass_rate (see runner/repeat.py).
+    repeat: int = 1
+    min_pass_rate: float = 1.0
     # --ragproof-baseline and the regression options, parsed once (None: no baseline).
     baseline: BaselineSettings | None = None
     # The LLM judges this run asked for (None: no judge runs, nothing LLM is imported).
@@ -65,6 +69,13 @@ class RunConfig:
             "splits": sorted(self.splits),
             "tags": sorted(self.tags),
             **(self.judges.settings() if self.judges is not None else {}),
+            # Only a repeating run records them: a run of one call per case writes what it
+            # always wrote.
+            **(
+                {"repeat": self.repeat, "min_pass_rate": self.min_pass_rate}
+                if self.repeat > 1
+                else {}
+            ),
         }
 
     def population(self, cases: Iterable[Any]) -> list[Any]:
@@ -128,6 +139,8 @@ def make_config(
     abstain_patterns: Sequence[str] = (),
     report: Path | None = None,
     concurrency: int | str = defaults.CONCURRENCY,
+    repeat: int | str = defaults.REPEAT,
+    min_pass_rate: float | str = defaults.MIN_PASS_RATE,
     redact: bool = False,
     worst: int | str = defaults.WORST,
     xfail_tags: Sequence[str] = (),
@@ -201,6 +214,9 @@ def make_config(
                 f"--ragproof-abstain-pattern '{pattern}' is not a valid regular expression "
                 f"({exc.msg})"
             ) from None
+    repeats = _int("repeat", str(repeat), 1)
+    rate = _pass_rate(min_pass_rate, repeats)
+    _check_pass_rate_metric(case, aggregate, _tolerance_metrics(baseline), repeats)
     judge_settings = _judge_settings(
         judges,
         [t.metric for t in (*case, *aggregate)] + _tolerance_metrics(baseline),
@@ -235,10 +251,55 @@ def make_config(
         abstain_patterns=tuple(abstain_patterns),
         report=report,
         concurrency=_int("concurrency", str(concurrency), 1),
+        repeat=repeats,
+        min_pass_rate=rate,
         redact=redact,
         worst=_int("worst", str(worst), 0),
         xfail_tags=frozenset(_split_list(list(xfail_tags))),
     )
+
+
+def _pass_rate(value: float | str, repeats: int) -> float:
+    """``--ragproof-min-pass-rate``: above 0 (an all-error case never passes), at most 1."""
+    try:
+        rate = float(str(value).strip())
+    except ValueError:
+        raise ConfigError(
+            f"--ragproof-min-pass-rate expects a share of the repeats, e.g. "
+            f"--ragproof-min-pass-rate=0.8; got '{value}'"
+        ) from None
+    if not 0 < rate <= 1:
+        raise ConfigError(
+            f"--ragproof-min-pass-rate must be above 0 and at most 1 (the share of a case's "
+            f"repeats that must pass); got '{value}'"
+        )
+    if rate != 1 and repeats == 1:
+        raise ConfigError(
+            f"--ragproof-min-pass-rate={rate:g} needs --ragproof-repeat N with N >= 2: with one "
+            "call per case the pass rate is 0 or 1"
+        )
+    return rate
+
+
+def _check_pass_rate_metric(
+    case: Sequence[Threshold], aggregate: Sequence[Threshold], tolerated: Sequence[str], n: int
+) -> None:
+    """``pass_rate`` is measured per case over its repeats; say where it can be named."""
+    for t in case:
+        if t.metric == "pass_rate":
+            raise ConfigError(
+                f"case threshold '{t.expression}' names pass_rate, the share of a case's "
+                "repeats that passed: set it per case with --ragproof-min-pass-rate, or gate "
+                "it across cases with --ragproof-aggregate-threshold 'qa:pass_rate.mean>=0.9'"
+            )
+    named = [f"aggregate threshold '{t.expression}'" for t in aggregate if t.metric == "pass_rate"]
+    if "pass_rate" in tolerated:
+        named.append("a --ragproof-regression-tolerance")
+    if named and n == 1:
+        raise ConfigError(
+            f"{named[0]} names pass_rate, which is measured only when cases repeat: add "
+            "--ragproof-repeat N (N >= 2)"
+        )
 
 
 def _tolerance_metrics(baseline: BaselineSettings | None) -> list[str]:

@@ -67,6 +67,9 @@ class CaseRecord:
     judge_estimate: dict[str, int] | None = None
     # A bring-your-own evaluator that failed: its name, the step and the exception type.
     evaluator_error: dict[str, Any] | None = None
+    # --ragproof-repeat N (N >= 2): n, passed, pass_rate, each repeat's status, the
+    # per-metric min and max (metrics hold the means); absent with one call per case.
+    repeats: dict[str, Any] | None = None
 
     @classmethod
     def for_case(cls, case: Any, *, dataset: str, nodeid: str, pipeline: str) -> CaseRecord:
@@ -92,9 +95,9 @@ class CaseRecord:
         # Shallow by design (dataclasses.asdict deep-copies every leaf, which was most
         # of the runner's per-case cost): callers serialize it, never mutate it.
         out = {name: getattr(self, name) for name in _FIELDS}
-        for name in _JUDGE_FIELDS:
+        for name in _OPTIONAL_FIELDS:
             if not out[name]:
-                del out[name]  # a run without judges writes what it always wrote
+                del out[name]  # a run without judges or repeats writes what it always wrote
         out["failures"] = [f.to_dict() for f in self.failures]
         return out
 
@@ -122,11 +125,12 @@ class CaseRecord:
 
 
 _FIELDS = tuple(f.name for f in fields(CaseRecord))
-_JUDGE_FIELDS = (
+_OPTIONAL_FIELDS = (
     "not_judged",
     "judgements",
     "judge_usage",
     "judge_error",
     "judge_estimate",
     "evaluator_error",
+    "repeats",
 )

@@ -1,4 +1,4 @@
-"""The terminal summary: one table per run, errors, worst cases, latency."""
+"""The terminal summary: one table per run, errors, flaky cases, worst cases, latency."""
 
 from __future__ import annotations
 
@@ -61,6 +61,26 @@ def worst_cases(records: Sequence[CaseRecord], limit: int) -> list[str]:
             detail = "; ".join(f.line() for f in r.failures)
         lines.append(f"{r.pipeline} {r.nodeid}: {detail}")
     return lines
+
+
+FLAKY_SHOWN = 10
+
+
+def flaky_line(records: Sequence[CaseRecord]) -> str | None:
+    """``--ragproof-repeat``: the cases some but not all of whose repeats passed."""
+    from pytest_ragproof.runner.repeat import is_flaky
+
+    flaky = [r for r in records if is_flaky(r)]
+    if not flaky:
+        return None
+    several = len({r.pipeline for r in records}) > 1
+    shown = []
+    for r in flaky[:FLAKY_SHOWN]:
+        repeats = r.repeats or {}
+        where = f" [{r.pipeline}]" if several else ""
+        shown.append(f"{r.id}{where} {repeats['passed']}/{repeats['n']} ({r.status})")
+    more = f", … (+{len(flaky) - FLAKY_SHOWN})" if len(flaky) > FLAKY_SHOWN else ""
+    return f"flaky (0 < pass rate < 1): {len(flaky)} case(s): " + ", ".join(shown) + more
 
 
 def latency_line(records: Sequence[CaseRecord]) -> str | None:

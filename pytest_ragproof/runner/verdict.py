@@ -202,7 +202,12 @@ def _lines(
     outcome: RunOutcome,
     baseline_lines: Sequence[str],
 ) -> list[Line]:
-    from pytest_ragproof.runner.summary import latency_line, threshold_table, worst_cases
+    from pytest_ragproof.runner.summary import (
+        flaky_line,
+        latency_line,
+        threshold_table,
+        worst_cases,
+    )
 
     out: list[Line] = []
     stop_note = _stop_note(facts, len(records)) if facts.stopped else None
@@ -221,7 +226,12 @@ def _lines(
     counts = {s: sum(1 for r in records if r.status == s) for s in STATUSES}
     shown = [f"{counts[s]} {s}" for s in ("passed", "failed", "error")]
     shown += [f"{counts[s]} {s}" for s in XFAIL_STATUSES if counts[s]]
-    out.append(Line("cases: " + ", ".join(shown)))
+    each = (
+        f" ({cfg.repeat} repeats each, min pass rate {cfg.min_pass_rate:g})"
+        if cfg.repeat > 1
+        else ""
+    )
+    out.append(Line("cases: " + ", ".join(shown) + each))
     if outcome.thresholds:
         out.append(Line(threshold_table(outcome.thresholds, records)))
     errors = [r for r in records if r.status == "error"]
@@ -230,6 +240,9 @@ def _lines(
         out.append(
             Line("errors: " + ", ".join(f"{r.id} ({r.error_type})" for r in errors[:10]) + more)
         )
+    flaky = flaky_line(records)
+    if flaky:
+        out.append(Line(flaky, "note"))
     worst = worst_cases(records, cfg.worst)
     if worst:
         out.append(Line("worst cases:"))

@@ -42,7 +42,7 @@ CASES: list[dict[str, Any]] = [
 
 # The pipeline answers from a table keyed by case id; tests rewrite behaviour.json.
 CONFTEST = """
-import json, pathlib, time
+import collections, json, pathlib, threading, time
 import pytest
 
 BEHAVIOUR = json.loads(pathlib.Path(__file__).with_name("behaviour.json").read_text())
@@ -53,10 +53,24 @@ ANSWERS = {
     "refunds take": ("Refunds take 5 days.", ["refunds.md"]),
 }
 
+# "flaky" / "flaky-raise": every 3rd call of a case (per process) has wrong sources / raises.
+CALLS = collections.Counter()
+LOCK = threading.Lock()
+
 @pytest.fixture(scope="session")
 def rag_pipeline():
     def pipeline(question, case):
         action = BEHAVIOUR.get(case.id)
+        if action in ("flaky", "flaky-raise"):
+            with LOCK:
+                CALLS[case.id] += 1
+                third = CALLS[case.id] % 3 == 0
+            if not third:
+                action = None
+            elif action == "flaky-raise":
+                raise ValueError("backend exploded")
+            else:
+                action = "wrong-sources"
         if action == "raise":
             raise ValueError("backend exploded")
         if action == "sleep":

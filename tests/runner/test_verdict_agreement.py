@@ -65,6 +65,23 @@ SCENARIOS = [
         passed=False,
     ),
     Scenario(
+        "repeats: a flaky case, an erroring repeat, a pass_rate gate",
+        behaviour={"qa-good": "flaky", "qa-two": "flaky-raise", "un-1": "raise"},
+        args=(
+            "--ragproof-repeat=5",
+            "--ragproof-min-pass-rate=0.8",
+            "--ragproof-aggregate-threshold=qa:pass_rate.mean>=0.9",
+        ),
+        kwargs={"repeat": 5, "min_pass_rate": 0.8, "thresholds": ["qa:pass_rate.mean>=0.9"]},
+        passed=False,
+    ),
+    Scenario(
+        "repeats run concurrently",
+        behaviour={"qa-good": "flaky", "qa-two": "flaky-raise"},
+        args=("--ragproof-repeat=5", "--ragproof-min-pass-rate=0.8", "--ragproof-concurrency=8"),
+        kwargs={"repeat": 5, "min_pass_rate": 0.8, "concurrency": 8},
+    ),
+    Scenario(
         "a baseline with case regressions",
         behaviour={"qa-good": "wrong-sources"},
         args=("--ragproof-baseline=base.json", "--ragproof-fail-on-case-regression"),
