@@ -34,7 +34,7 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
 _EXPR = re.compile(
     r"""^\s*
     (?:(?P<selector>[^:<>]+?)\s*:\s*)?
-    (?P<metric>(?:[a-z][a-z0-9_-]*:)?[A-Za-z_][A-Za-z0-9_]*(?:@[0-9]+)?)
+    (?P<metric>(?:[a-z][a-z_]*:)?[A-Za-z_][A-Za-z0-9_]*(?:@[0-9]+)?)
     (?:\.(?P<agg>[A-Za-z0-9]+))?
     \s*(?P<op>>=|<=|>|<)\s*
     (?P<number>[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)

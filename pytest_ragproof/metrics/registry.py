@@ -112,7 +112,7 @@ EVALUATOR_SPEC = MetricSpec(
     frozenset({"evaluator"}),
     "a metric of a bring-your-own evaluator (docs/evaluators.md), higher is better",
 )
-_EVALUATOR_NAME = re.compile(r"[a-z][a-z0-9_-]*:[A-Za-z_][A-Za-z0-9_]*")
+_EVALUATOR_NAME = re.compile(r"[a-z][a-z_]*:[A-Za-z_][A-Za-z0-9_]*")
 
 
 def resolve(name: str) -> MetricSpec | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,7 @@ from pytest_ragproof.evaluators.base import SampleError
 from pytest_ragproof.metrics import PipelineOutput
 
 INPUTS_FIXTURE = "rag_evaluators"
+_NAME = re.compile(r"[a-z][a-z_]*")
 
 
 @dataclass
@@ -52,12 +54,11 @@ def check_evaluators(evaluators: object) -> list[Any]:
                 "(see docs/evaluators.md)"
             )
         name = str(ev.name)
-        if (
-            not name
-            or not name.replace("_", "").replace("-", "").isalnum()
-            or not name[0].isalpha()
-        ):
-            raise ConfigError(f"evaluator name '{name}' must be a word such as 'ragas'")
+        if not _NAME.fullmatch(name):
+            raise ConfigError(
+                f"evaluator name '{name}' must be lower-case letters and underscores, "
+                "such as 'ragas' (it prefixes its metrics: ragas:faithfulness)"
+            )
         if name in names:
             raise ConfigError(f"two evaluators are named '{name}'; give each its own name")
         names.add(name)
