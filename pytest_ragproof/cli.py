@@ -43,6 +43,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "pytest_ragproof.commands.report",
         "render a results file as markdown, html or inspectorraget",
     ),
+    "merge": (
+        "pytest_ragproof.commands.merge",
+        "merge the results files of a run's shards and gate them as one run",
+    ),
 }
 
 
