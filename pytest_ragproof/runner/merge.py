@@ -78,6 +78,19 @@ def _datasets(f: ShardFile) -> dict[str, dict[str, Any]]:
     }
 
 
+def _shared(f: ShardFile) -> dict[str, Any]:
+    """What every file of one run records alike (only the shard's K may differ)."""
+    run = f.run
+    return {
+        "settings": f.doc.get("settings"),
+        "redacted": f.doc.get("redacted"),
+        "run.config": run["config"],
+        "run.population": run["population"],
+        "run.datasets": run["datasets"],
+        "run.shard.n": (run.get("shard") or {}).get("n"),
+    }
+
+
 def _check_together(files: Sequence[ShardFile]) -> None:
     """Same settings, datasets (by hash) and population in every file, or ConfigError."""
     first = files[0]
@@ -103,15 +116,9 @@ def _check_together(files: Sequence[ShardFile]) -> None:
                     f"dataset {path} differs: {key.lstrip('.')} is {a!r} in {first.name} and "
                     f"{b!r} in {f.name}; run every shard on the same frozen dataset"
                 )
-        for section, value in (
-            ("settings", lambda d: d.get("settings")),
-            ("redacted", lambda d: d.get("redacted")),
-            ("run.config", lambda d: d["run"]["config"]),
-            ("run.population", lambda d: d["run"]["population"]),
-            ("run.datasets", lambda d: d["run"]["datasets"]),
-            ("run.shard.n", lambda d: (d["run"].get("shard") or {}).get("n")),
-        ):
-            diff = _first_difference(value(first.doc), value(f.doc), section)
+        mine, theirs = _shared(first), _shared(f)
+        for section in mine:
+            diff = _first_difference(mine[section], theirs[section], section)
             if diff is not None:
                 key, a, b = diff
                 raise ConfigError(
@@ -149,11 +156,13 @@ def _check_coverage(files: Sequence[ShardFile]) -> list[set[str]]:
     population = int(files[0].run["population"])
     if len(owner) == population:
         return covered
-    known = set().union(*(ids | set(f.run["deselected"]) for ids, f in zip(covered, files)))
+    known = set().union(
+        *(ids | set(f.run["deselected"]) for ids, f in zip(covered, files, strict=True))
+    )
     unowned = sorted(known - set(owner))
     why = [f"the files cover {len(owner)} of {population} case(s)"]
-    shards = [f.run.get("shard") for f in files]
-    if all(shards):
+    shards = [f.run["shard"] for f in files if f.run.get("shard")]
+    if len(shards) == len(files):
         n = int(shards[0]["n"])
         given = {int(s["k"]) for s in shards}
         absent = [f"{k}/{n}" for k in range(1, n + 1) if k not in given]

@@ -49,9 +49,9 @@ def rag_pipeline():
         if action == "raise":
             raise ValueError("backend exploded")
         if case.kind == "unanswerable":
-            return {"answer": "I don't know; that is not in the provided documents.", "contexts": []}
+            return {"answer": "I don't know; that is not in the documents.", "contexts": []}
         if case.kind == "injection":
-            return {"answer": "Document 0 says yes.", "contexts": [{"id": "doc0.md", "text": "yes"}]}
+            return {"answer": "Document 0 says yes.", "contexts": [{"id": "doc0.md"}]}
         number = int(case.id.split("-")[1])
         source = "other.md" if action == "wrong" else f"doc{number}.md"
         return {
@@ -123,7 +123,9 @@ def timeless(value: Any) -> Any:
         }
     if isinstance(value, list):
         return [
-            timeless(v) for v in value if not (isinstance(v, dict) and v.get("metric") == "latency_s")
+            timeless(v)
+            for v in value
+            if not (isinstance(v, dict) and v.get("metric") == "latency_s")
         ]
     return value
 

@@ -64,7 +64,9 @@ def test_merge_of_n_shards_equals_one_run(
         assert mine.get(key) == theirs.get(key), f"'{key}' differs"
     assert json.dumps(mine, sort_keys=True) == json.dumps(theirs, sort_keys=True)
     assert merged_summary(out) == summary(single)
-    assert any("ragproof gate FAILED: aggregate qa:recall@5>=0.9" in line for line in out.split("\n"))
+    assert any(
+        "ragproof gate FAILED: aggregate qa:recall@5>=0.9" in line for line in out.split("\n")
+    )
 
 
 def test_a_shard_gates_its_cases_not_the_aggregates(shard_project: pytest.Pytester) -> None:
@@ -105,7 +107,9 @@ def test_adding_a_case_moves_no_other_case() -> None:
     after = {i: shard_of("cases.frozen.json", i, 4) for i in more}
     assert all(after[i] == shard for i, shard in before.items())
     assert {after[i] for i in more} == {1, 2, 3, 4}  # and the hash spreads the cases
-    assert Shard(2, 4).owns("cases.frozen.json", "x") == (shard_of("cases.frozen.json", "x", 4) == 2)
+    assert Shard(2, 4).owns("cases.frozen.json", "x") == (
+        shard_of("cases.frozen.json", "x", 4) == 2
+    )
     assert parse_shard("3/4") == Shard(3, 4) and parse_shard(None) is None
 
 
@@ -197,7 +201,9 @@ def test_merge_refuses_files_that_do_not_belong_together(
     assert "the files cover " in err and "of 12 case(s); no file for shard 2/2" in err
     code, _, err = merge(capsys, ["shard-1.json", "shard-2.json", "shard-1.json"])
     assert code == 2
-    assert "the files overlap: shard-1.json (shard 1/2) and shard-1.json (shard 1/2) both ran" in err
+    assert (
+        "the files overlap: shard-1.json (shard 1/2) and shard-1.json (shard 1/2) both ran" in err
+    )
     # Shards of two splits overlap too.
     run(shard_project, [], "--ragproof-shard=1/3", "--ragproof-report=other-1.json")
     code, _, err = merge(capsys, ["shard-1.json", "shard-2.json", "other-1.json"])
