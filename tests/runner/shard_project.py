@@ -49,9 +49,11 @@ def rag_pipeline():
         if action == "raise":
             raise ValueError("backend exploded")
         if case.kind == "unanswerable":
-            return {"answer": "I don't know; that is not in the documents.", "contexts": []}
+            answer = "I don't know; that is not in the provided documents."
+            return {"answer": answer, "contexts": []}
         if case.kind == "injection":
-            return {"answer": "Document 0 says yes.", "contexts": [{"id": "doc0.md"}]}
+            context = {"id": "doc0.md", "text": "yes"}
+            return {"answer": "Document 0 says yes.", "contexts": [context]}
         number = int(case.id.split("-")[1])
         source = "other.md" if action == "wrong" else f"doc{number}.md"
         return {
