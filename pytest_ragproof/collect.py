@@ -28,6 +28,8 @@ class Run(Protocol):
 
     def dataset(self, path: Path) -> Dataset: ...
 
+    def share(self, path: Path) -> list[Case]: ...
+
     def run_case(self, item: CaseItem, pipeline: Any) -> None: ...
 
     def attach(self, item: pytest.Item, case: Case, dataset: Path) -> None: ...
@@ -116,9 +118,8 @@ class DatasetFile(pytest.Module):
     def collect(self) -> Iterator[pytest.Item]:
         run = self.run
         resolved = self.path.resolve()  # once: a realpath is several lstat calls
-        dataset = run.dataset(resolved)
         fixture = run.cfg.pipeline_fixture
-        cases = sorted(run.cfg.population(dataset.cases), key=lambda c: c.id)
+        cases = run.share(resolved)  # sorted by id; --ragproof-shard applied
         # One runner function and one fixture closure serve every case of the file,
         # as pytest's own parametrization shares them across a function's items.
         runner = _make_runner(run, fixture)

@@ -68,12 +68,15 @@ def parametrize(metafunc: pytest.Metafunc, marker: pytest.Mark) -> None:
     pipeline = str(marker.kwargs.get("pipeline", name))
     params: list[Any] = []
     ids: list[str] = []
+    population = 0
     for path in _dataset_paths(metafunc, marker, run):
-        dataset = run.dataset(path)
-        for case in sorted(run.cfg.population(dataset.cases), key=lambda c: c.id):
+        cases = run.share(path)  # --ragproof-shard applied
+        population += run.populations[path]
+        for case in cases:
             ref = CaseRef(case, pipeline, path, origin="marker")
             params.append(pytest.param(ref, marks=_marks(case)))
             ids.append(case.id)
+    run.marker_population[metafunc.definition.nodeid] = population
     metafunc.parametrize("rag_case", params, ids=ids, indirect=True)
 
 

@@ -136,6 +136,12 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("report", "write the results JSON (ragproof.results/1) to this path", metavar="PATH"),
     Option(
+        "shard",
+        "run shard K of N of the cases (a stable hash of dataset path and case id); "
+        "ragproof merge gates the shards' reports together",
+        metavar="K/N",
+    ),
+    Option(
         "concurrency",
         "run the pipeline for up to N upcoming cases ahead of time "
         "(session- or module-scoped pipelines; default 1)",

@@ -36,6 +36,7 @@ from pytest_ragproof.runner.exports import EXPORTERS, write_export
 from pytest_ragproof.runner.record import CaseRecord
 from pytest_ragproof.runner.repeat import finish_repeats, repeat_keys
 from pytest_ragproof.runner.results import write_results
+from pytest_ragproof.runner.shard import Shard, parse_shard
 from pytest_ragproof.runner.verdict import DatasetFacts, RunFacts, RunOutcome, decide
 from pytest_ragproof.selection import add_collection_args, select_datasets
 
@@ -116,6 +117,19 @@ def _relpath(config: pytest.Config, path: Path) -> str:
     return _relpath_cached(config.rootpath, path)
 
 
+def _shard(config: pytest.Config, cfg: RunConfig) -> Shard | None:
+    """``--ragproof-shard K/N``, checked against the options it cannot go with."""
+    shard = parse_shard(options.get(config, "shard"))
+    if shard is not None and shard.n > 1 and cfg.baseline is not None and cfg.baseline.update:
+        raise ConfigError(
+            f"--ragproof-shard {shard.text} with --ragproof-baseline-update would write a "
+            "baseline of one shard's cases; run the shards without --ragproof-baseline-update "
+            "and write the baseline from their merged results: ragproof merge shard-*.json "
+            f"-o {cfg.baseline.shown}"
+        )
+    return shard
+
+
 def _load(path: Path, config: pytest.Config) -> Dataset:
     """A dataset, or the usage error that stops the run before any case runs."""
     if not path.exists():
@@ -146,6 +160,7 @@ class RagproofRun:
                 from pytest_ragproof.endpoint.plugin import install
 
                 self.cfg = install(config, self.cfg, self.notes)
+            self.shard = _shard(config, self.cfg)
         except ConfigError as exc:
             raise pytest.UsageError(f"ragproof: {exc}{options.origin_of(config, exc)}") from None
         self.is_worker = xdist_support.is_worker(config)
@@ -155,11 +170,16 @@ class RagproofRun:
         for path in self.selection.joined:
             self.datasets[path] = _load(path, self.config)
         self._check_unique_ids()
+        # Each dataset's evaluated cases (--ragproof-shard applied), sorted by id, and how
+        # many there are without the shard; a shard hashes each case once, here.
+        self.shares: dict[Path, list[Case]] = {}
+        self.populations: dict[Path, int] = {}
         self.expected: set[str] = {
             f"{_relpath(config, path)}::{case.id}"
-            for path, ds in self.datasets.items()
-            for case in self.cfg.population(ds.cases)
+            for path in self.datasets
+            for case in self.share(path)
         }
+        self.marker_population: dict[str, int] = {}  # marked function -> cases without shard
         # Only the joining datasets become collectors; a marker test's dataset is not one.
         self.collect_paths = frozenset(self.selection.joined)
         self.selected: set[str] | None = None
@@ -204,6 +224,18 @@ class RagproofRun:
         if ds is None:
             ds = self.datasets[path] = _load(path, self.config)
         return ds
+
+    def share(self, path: Path) -> list[Case]:
+        """The cases of dataset ``path`` this run evaluates, sorted by id (computed once)."""
+        cases = self.shares.get(path)
+        if cases is None:
+            population = self.cfg.population(self.dataset(path).cases)
+            self.populations[path] = len(population)
+            if self.shard is not None:
+                shown, owns = _relpath(self.config, path), self.shard.owns
+                population = [c for c in population if owns(shown, c.id)]
+            cases = self.shares[path] = sorted(population, key=lambda c: c.id)
+        return cases
 
     def _check_unique_ids(self) -> None:
         seen: dict[str, Path] = {}
@@ -252,6 +284,7 @@ class RagproofRun:
     def _on_worker_done(self, info: dict[str, Any]) -> None:
         # Workers report their marker-mode population (collected and deselected).
         self.expected.update(info["expected"])
+        self.marker_population.update(info.get("marker_population", {}))
         self.selected = (self.selected or set()) | set(info["selected"])
         self.notes.extend(n for n in info.get("notes", []) if n not in self.notes)
 
@@ -455,18 +488,26 @@ class RagproofRun:
             path = Path(rel) if Path(rel).is_absolute() else self.config.rootpath / rel
             self.dataset(path.resolve())
         selected = self.selected if self.selected is not None else set()
+        chosen = selected & self.expected if self.expected else selected
+        joined = set(self.selection.joined)
         return RunFacts(
             records=records,
             datasets=[
-                DatasetFacts(_relpath(self.config, path), ds, len(self.cfg.population(ds.cases)))
+                DatasetFacts(_relpath(self.config, path), ds, len(self.share(path)))
                 for path, ds in sorted(self.datasets.items())
             ],
             expected=len(self.expected),
-            selected=len(selected & self.expected) if self.expected else len(selected),
+            selected=len(chosen),
             missing=sorted(selected - set(self.records) - self.skipped),
             stopped=self._stopped(session, exitstatus),
             not_selected=[_relpath(self.config, p) for p in self.selection.not_selected],
             notes=self.notes,
+            shard=self.shard,
+            population=sum(n for p, n in self.populations.items() if p in joined)
+            + sum(self.marker_population.values()),
+            populations={_relpath(self.config, p): n for p, n in self.populations.items()},
+            skipped=sorted(self.skipped & chosen),
+            deselected=sorted(self.expected - chosen),
         )
 
     @pytest.hookimpl(tryfirst=True)
@@ -483,6 +524,7 @@ class RagproofRun:
                 {
                     "expected": sorted(self.marker_ids),
                     "selected": sorted((self.selected or set()) & self.marker_ids),
+                    "marker_population": self.marker_population,
                     "notes": list(self.notes),
                 },
             )

@@ -9,7 +9,7 @@ set the exit status. Nothing here imports pytest.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +25,7 @@ from pytest_ragproof.runner.gates import (
 )
 from pytest_ragproof.runner.record import CaseRecord
 from pytest_ragproof.runner.results import build_results, dataset_entry
+from pytest_ragproof.runner.shard import Shard
 
 __all__ = ["DatasetFacts", "Line", "RunFacts", "RunOutcome", "decide"]
 
@@ -33,11 +34,35 @@ STATUSES = ("passed", "failed", "error", "xfailed", "xpassed")
 
 @dataclass(frozen=True)
 class DatasetFacts:
-    """A dataset of the run: how it is shown, the loaded dataset, how many cases it evaluates."""
+    """A dataset of the run: how it is shown, the loaded dataset, how many cases it evaluates.
+
+    ``ragproof merge`` has no dataset to load: it passes the ``datasets`` entry its
+    shards recorded (``recorded``: sha256, frozen, cases) and ``dataset=None``.
+    """
 
     path: str
-    dataset: Any  # pytest_ragproof.dataset.io.Dataset
+    dataset: Any  # pytest_ragproof.dataset.io.Dataset, or None with ``recorded``
     evaluated: int
+    recorded: Mapping[str, Any] | None = None
+
+    @property
+    def frozen(self) -> bool:
+        return bool(self.recorded["frozen"] if self.recorded else self.dataset.frozen)
+
+    @property
+    def sha256(self) -> str:
+        return str(self.recorded["sha256"] if self.recorded else self.dataset.sha256)
+
+    @property
+    def cases(self) -> int:
+        return int(self.recorded["cases"]) if self.recorded else len(self.dataset.cases)
+
+    def entry(self) -> dict[str, Any]:
+        """The dataset's entry of the results' ``datasets`` list."""
+        if self.recorded is None:
+            return dataset_entry(self.path, self.dataset, self.evaluated)
+        keys = ("path", "sha256", "frozen", "cases")
+        return {**{k: self.recorded[k] for k in keys}, "evaluated": self.evaluated}
 
 
 @dataclass
@@ -52,6 +77,17 @@ class RunFacts:
     stopped: bool = False  # -x, --maxfail, Ctrl-C: the run ended before its cases did
     not_selected: Sequence[str] = ()  # configured datasets the given paths did not select
     notes: Sequence[str] = ()
+    # --ragproof-shard K/N; the population without it (None: ``expected``), per dataset too.
+    shard: Shard | None = None
+    population: int | None = None
+    populations: Mapping[str, int] = field(default_factory=dict)
+    skipped: Sequence[str] = ()  # selected, skipped by pytest (no record)
+    deselected: Sequence[str] = ()  # expected, left out by pytest's selection
+
+    @property
+    def sharded(self) -> bool:
+        """A share of a run (shard K/N with N > 1): its aggregates are not the run's."""
+        return self.shard is not None and self.shard.n > 1
 
 
 @dataclass(frozen=True)
@@ -123,6 +159,14 @@ def decide(facts: RunFacts, cfg: RunConfig) -> RunOutcome:
             f"pytest's selection (-k, -m, --lf, node ids or deselection) left out "
             f"{left_out} of {facts.expected} case(s): aggregates are reported, not gated"
         )
+    if facts.sharded:
+        assert facts.shard is not None
+        notes.append(
+            f"shard {facts.shard.text}: aggregates and the baseline comparison are this shard's, "
+            "reported, not gated; `ragproof merge` of every shard's --ragproof-report gates them"
+        )
+    # Part of the run's cases (a selection, a stop, a shard): reported, not gated.
+    whole = not (partial and facts.expected) and not facts.stopped and not facts.sharded
     missing = [] if facts.stopped else sorted(facts.missing)
     if missing:
         gate_failures.append(
@@ -132,7 +176,7 @@ def decide(facts: RunFacts, cfg: RunConfig) -> RunOutcome:
     aggregate_results = evaluate_aggregates(
         records,
         cfg.aggregate_thresholds,
-        gated=not partial and not facts.stopped,
+        gated=not partial and not facts.stopped and not facts.sharded,
         narrowed=bool(cfg.kinds or cfg.splits or cfg.tags),
     )
     gate_failures.extend(_aggregate_failure(r) for r in aggregate_results if r.failed)
@@ -141,13 +185,13 @@ def decide(facts: RunFacts, cfg: RunConfig) -> RunOutcome:
         *aggregate_results,
     ]
     for d in facts.datasets:
-        if not d.dataset.frozen:
+        if not d.frozen:
             notes.append(f"dataset {d.path.rsplit('/', 1)[-1]} is not frozen (ragproof freeze)")
     items_failed = any(r.status not in ("passed", *XFAIL_STATUSES) for r in records)
     passed = not gate_failures and not items_failed and not facts.stopped
     body = build_results(
         passed=passed,
-        datasets=[dataset_entry(d.path, d.dataset, d.evaluated) for d in facts.datasets],
+        datasets=[d.entry() for d in facts.datasets],
         records=records,
         aggregates=all_aggregates(records, [*cfg.case_thresholds, *cfg.aggregate_thresholds]),
         thresholds=thresholds,
@@ -158,7 +202,7 @@ def decide(facts: RunFacts, cfg: RunConfig) -> RunOutcome:
     base = BaselineOutcome()
     if baseline is not None:
         base = apply_baseline(baseline, body, stopped=facts.stopped)
-        if (partial and facts.expected) or facts.stopped:
+        if not whole:
             # Like the aggregates: a comparison over part of the cases is reported only.
             if base.gate_failures:
                 notes.append(
@@ -182,6 +226,7 @@ def decide(facts: RunFacts, cfg: RunConfig) -> RunOutcome:
         document["evaluators"] = evaluator_coverage(records)
     if base.section is not None:
         document["baseline"] = base.section
+    document["run"] = run_section(facts, cfg)
     outcome = RunOutcome(
         passed=passed,
         gate_failures=gate_failures,
@@ -215,14 +260,16 @@ def _lines(
         # Nothing of ragproof's ran (e.g. `pytest tests/unit` in a configured project).
         return _closing_lines(outcome, stop_note)
     for d in facts.datasets:
-        ds = d.dataset
-        state = "frozen" if ds.frozen else "NOT frozen"
+        state = "frozen" if d.frozen else "NOT frozen"
         scope = (
-            f"{len(ds.cases)} case(s)"
-            if d.evaluated == len(ds.cases)
-            else f"{d.evaluated} of {len(ds.cases)} case(s) selected"
+            f"{d.cases} case(s)"
+            if d.evaluated == d.cases
+            else f"{d.evaluated} of {d.cases} case(s) selected"
         )
-        out.append(Line(f"dataset {d.path}: {scope}, {state}, sha256 {ds.sha256[:12]}"))
+        out.append(Line(f"dataset {d.path}: {scope}, {state}, sha256 {d.sha256[:12]}"))
+    if facts.shard is not None:
+        total = facts.expected if facts.population is None else facts.population
+        out.append(Line(f"shard {facts.shard.text}: {facts.expected} of {total} case(s)"))
     counts = {s: sum(1 for r in records if r.status == s) for s in STATUSES}
     shown = [f"{counts[s]} {s}" for s in ("passed", "failed", "error")]
     shown += [f"{counts[s]} {s}" for s in XFAIL_STATUSES if counts[s]]
@@ -271,3 +318,28 @@ def _closing_lines(outcome: RunOutcome, stop_note: str | None) -> list[Line]:
     ]
     out.extend(Line(f"ragproof gate FAILED: {g}", "failure") for g in outcome.gate_failures)
     return out
+
+
+def run_section(facts: RunFacts, cfg: RunConfig) -> dict[str, Any]:
+    """The results' ``run`` section: what ``ragproof merge`` needs to rebuild these facts.
+
+    The shard (if any), the population with and without it, the selected items pytest
+    skipped, deselected or never scored (node ids), whether the run stopped, the notes
+    of the collecting side and the full settings (:func:`config_record`).
+    """
+    from pytest_ragproof.runner.recorded import config_record
+
+    return {
+        "shard": None if facts.shard is None else facts.shard.to_dict(),
+        "expected": facts.expected,
+        "selected": facts.selected,
+        "population": facts.expected if facts.population is None else facts.population,
+        "datasets": {d.path: facts.populations.get(d.path, d.evaluated) for d in facts.datasets},
+        "deselected": sorted(facts.deselected),
+        "skipped": sorted(facts.skipped),
+        "missing": sorted(facts.missing),
+        "stopped": facts.stopped,
+        "not_selected": list(facts.not_selected),
+        "notes": [n for i, n in enumerate(facts.notes) if n not in facts.notes[:i]],
+        "config": config_record(cfg),
+    }

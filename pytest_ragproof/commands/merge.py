@@ -1,0 +1,73 @@
+"""``ragproof merge SHARD.json... [-o results.json]``: one verdict from a sharded run.
+
+Reads the ``--ragproof-report`` files of a run's shards (``--ragproof-shard K/N``,
+pytest-shard or pytest-split), checks that they cover every case exactly once
+with the same settings and datasets, recomputes every aggregate, gate and
+baseline comparison as one run would (:mod:`pytest_ragproof.runner.merge`),
+prints the run's summary and exits like pytest: 0 when every case and gate
+passed, 1 otherwise; files that do not belong together are an error naming them
+(exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "results", nargs="+", help="the shards' results files (written by --ragproof-report)"
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="write the merged results file (ragproof.results/1) to OUT",
+    )
+
+
+def _refusal(output: Path, inputs: list[Path]) -> str | None:
+    from pytest_ragproof.runner.baseline import sniff
+
+    if any(output.resolve() == p.resolve() for p in inputs):
+        return f"-o {output} is one of the files to merge; choose a new path such as results.json"
+    kind = sniff(output)
+    if kind in ("dataset", "other"):
+        what = "a ragproof dataset" if kind == "dataset" else "not a ragproof results file"
+        return f"-o {output} is {what}; ragproof will not replace it; choose a new path"
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    from pytest_ragproof.errors import ConfigError
+    from pytest_ragproof.runner.merge import ShardFile, merge
+    from pytest_ragproof.runner.results import read_results, write_results
+
+    inputs = [Path(p) for p in args.results]
+    output = Path(args.output) if args.output else None
+    why = None if output is None else _refusal(output, inputs)
+    if why is not None:
+        print(f"ragproof merge: error: {why}", file=sys.stderr)
+        return 2
+    try:
+        files = [ShardFile(str(p), read_results(p)) for p in inputs]
+        outcome, cfg = merge(files, Path.cwd())
+    except ConfigError as exc:
+        print(f"ragproof merge: error: {exc}", file=sys.stderr)
+        return 2
+    written: list[str] = []
+    if outcome.baseline_write is not None and cfg.baseline is not None:
+        # Only shards that asked for it (pytest-shard or pytest-split runs with
+        # --ragproof-baseline-update): the baseline of the whole run, as one run writes it.
+        write_results(outcome.baseline_write, cfg.baseline.path)
+    if output is not None:
+        write_results(outcome.document, output)
+        written.append(f"results written to {output}")
+    print(f"ragproof merge: {len(files)} file(s)")
+    for line in outcome.lines:
+        print(line.text)
+    for line_text in written:
+        print(line_text)
+    return 0 if outcome.passed else 1
