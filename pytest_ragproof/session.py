@@ -4,6 +4,11 @@ Loads the datasets once per process (controller and each xdist worker), runs
 and scores cases, gathers case records on the controller (they travel on the
 test reports), decides the aggregate gate and the exit code in
 ``pytest_sessionfinish``, and writes the summary and the results file.
+
+Longer than the 400-line habit because it is the one object whose hooks see a case
+from collection to verdict (collection, shards, running with look-ahead and repeats,
+report round trips, the end of the run); the work each hook delegates lives in
+``runner/``, ``selection``, ``lookahead`` and ``scorers``.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from pytest_ragproof.runner.repeat import finish_repeats, repeat_keys
 from pytest_ragproof.runner.results import write_results
 from pytest_ragproof.runner.shard import Shard, parse_shard
 from pytest_ragproof.runner.verdict import DatasetFacts, RunFacts, RunOutcome, decide
+from pytest_ragproof.scorers import Scorers, check_judges
 from pytest_ragproof.selection import add_collection_args, select_datasets
 
 if TYPE_CHECKING:
@@ -64,29 +70,6 @@ RUN_KEY = pytest.StashKey["RagproofRun"]()
 @functools.lru_cache(maxsize=1024)
 def _property_name(metric: str) -> str:
     return f"ragproof.{metric}"
-
-
-INPUTS_FIXTURE = "rag_judge_inputs"
-
-
-def _cache_option(config: pytest.Config) -> str | None:
-    given = options.get(config, "cache_dir")
-    return str((config.invocation_params.dir / str(given)).resolve()) if given else None
-
-
-def _cache_on(config: pytest.Config) -> bool:
-    return not bool(options.get(config, "no_cache"))
-
-
-def _fixture_value(item: pytest.Item, name: str) -> Any:
-    """The value of fixture ``name`` for ``item``, or None when no such fixture exists."""
-    request = getattr(item, "_request", None)
-    if request is None:
-        return None
-    try:
-        return request.getfixturevalue(name)
-    except pytest.FixtureLookupError:
-        return None
 
 
 def case_ref(item: pytest.Item) -> CaseRef | None:
@@ -187,22 +170,8 @@ class RagproofRun:
         self.skipped: set[str] = set()
         self.marker_ids: set[str] = set()  # marker-mode items (their population is collected)
         self.ahead = LookAhead(self.cfg, self.notes)
-        self._stage: JudgeStage | None = None
-        self._evaluators: EvaluatorRunner | None = None
-        self._evaluators_looked_up = False
-        self._inputs_fixture: Any = None
-        if self.cfg.judges is not None:
-            from pytest_ragproof.runner.judging import check_available
-
-            try:
-                check_available(self.cfg.judges)
-            except ConfigError as exc:
-                raise pytest.UsageError(f"ragproof: {exc}") from None
-            # litellm's first calls import provider modules that warn about litellm's own
-            # pydantic models; pytest would pin those warnings on whichever case was running.
-            config.addinivalue_line(
-                "filterwarnings", "ignore:Items? .* on TypedDict class:UserWarning"
-            )
+        check_judges(config, self.cfg)
+        self.scorers = Scorers(config, self.cfg)
         self.written: list[str] = []
         self.outcome: RunOutcome | None = None
         self._local: dict[str, CaseRecord] = {}  # serial: a report's record until it is logged
@@ -334,42 +303,10 @@ class RagproofRun:
         self.conclude(item, record, outcomes, judged, judged_already=True)
 
     def judging(self, item: pytest.Item) -> JudgeStage | None:
-        """The run's judges (made on first use), with ``rag_judge_inputs`` if defined."""
-        settings = self.cfg.judges
-        if settings is None:
-            return None
-        if self._stage is None:
-            from pytest_ragproof.runner.judging import JudgeStage
-
-            share = int(getattr(self.config, "workerinput", {}).get("workercount", 1) or 1)
-            self._stage = JudgeStage(settings, self.cfg, share=share)
-            self._inputs_fixture = _fixture_value(item, INPUTS_FIXTURE)
-        if self._inputs_fixture is not None:
-            self._stage.inputs_fn = self._inputs_fixture
-        return self._stage
+        return self.scorers.judging(item)
 
     def evaluator_runner(self, item: pytest.Item) -> EvaluatorRunner | None:
-        """The run's bring-your-own evaluators (fixture ``rag_evaluators``), looked up once."""
-        if not self._evaluators_looked_up:
-            self._evaluators_looked_up = True
-            from pytest_ragproof.runner.evaluating import (
-                INPUTS_FIXTURE as EVALUATORS_FIXTURE,
-            )
-
-            found = _fixture_value(item, EVALUATORS_FIXTURE)
-            if found:
-                from pytest_ragproof.runner.evaluating import EvaluatorRunner, check_evaluators
-
-                try:
-                    evaluators = check_evaluators(found)
-                except ConfigError as exc:
-                    item.session.shouldstop = "ragproof: rag_evaluators is not usable"
-                    raise pytest.UsageError(f"ragproof: {exc}") from None
-                cache_dir = self.cfg.judges.cache_dir if self.cfg.judges else None
-                self._evaluators = EvaluatorRunner(
-                    evaluators, cache_dir or _cache_option(self.config), _cache_on(self.config)
-                )
-        return self._evaluators
+        return self.scorers.evaluator_runner(item)
 
     def conclude(
         self,
@@ -514,10 +451,7 @@ class RagproofRun:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.loops.close()
         self.ahead.close()
-        if self._stage is not None:
-            self._stage.close()
-        if self._evaluators is not None:
-            self._evaluators.close()
+        self.scorers.close()
         if self.is_worker:
             xdist_support.send_to_controller(
                 self.config,
