@@ -78,8 +78,25 @@ def project(
     return pytester
 
 
-@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
-@pytest.mark.parametrize("asyncio_plugin", ["with-asyncio", "no-asyncio"])
+# Sync and async pipelines, with and without pytest-asyncio, serially; under xdist the
+# async pipeline with pytest-asyncio loaded (the combination most likely to clash).
+@pytest.mark.parametrize(
+    ("mode", "is_async", "asyncio_plugin"),
+    [
+        ([], False, "with-asyncio"),
+        ([], True, "with-asyncio"),
+        ([], False, "no-asyncio"),
+        ([], True, "no-asyncio"),
+        (["-n", "2"], True, "with-asyncio"),
+    ],
+    ids=[
+        "serial-sync-asyncio",
+        "serial-async-asyncio",
+        "serial-sync",
+        "serial-async",
+        "xdist-async-asyncio",
+    ],
+)
 def test_a_ragas_metric_gates_the_run(
     pytester: pytest.Pytester,
     llm_stub: StubServer,

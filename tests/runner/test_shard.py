@@ -40,7 +40,13 @@ def _write_baseline(project: pytest.Pytester) -> None:
     assert result.ret == 0, result.stdout.str()
 
 
-@pytest.mark.parametrize("n", [1, 2, 3])
+# Serially for N = 1, 2, 3; under xdist (workers inside every shard) for N = 2: each
+# xdist run starts two workers, and the CI budget is minutes.
+@pytest.mark.parametrize(
+    ("n", "mode"),
+    [(1, []), (2, []), (3, []), (2, ["-n", "2"])],
+    ids=["serial-1", "serial-2", "serial-3", "xdist-2"],
+)
 def test_merge_of_n_shards_equals_one_run(
     shard_project: pytest.Pytester, mode: list[str], n: int, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -155,7 +161,9 @@ def test_a_shard_does_not_update_the_baseline(shard_project: pytest.Pytester) ->
     assert not (shard_project.path / "base.json").exists()
 
 
-@pytest.mark.parametrize("n", [2, 3])
+@pytest.mark.parametrize(
+    ("n", "mode"), [(2, []), (3, []), (2, ["-n", "2"])], ids=["serial-2", "serial-3", "xdist-2"]
+)
 def test_pytest_shard_partial_runs_merge_the_same_way(
     shard_project: pytest.Pytester, mode: list[str], n: int, capsys: pytest.CaptureFixture[str]
 ) -> None:
