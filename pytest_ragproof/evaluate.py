@@ -106,8 +106,7 @@ def _run_pipeline(
     keys = {c.id: repeat_keys(c.id, cfg.repeat) for c in cases}
     outcomes: dict[str, Outcome] = {}
     judged: dict[str, Judged | None] = {}
-    window = max(cfg.concurrency, cfg.judges.concurrency if cfg.judges is not None else 1)
-    if window > 1:
+    if cfg.lookahead > 1:
         prefetcher = Prefetcher(
             cfg,
             cfg.concurrency,
@@ -120,10 +119,7 @@ def _run_pipeline(
                 for k in keys[c.id]:
                     outcomes[k] = prefetcher.outcome(k)
                     if stage is not None:
-                        if outcomes[k].timed_out:
-                            stage.discard(k)
-                        else:
-                            judged[k] = stage.result(k)
+                        judged[k] = stage.collect(k, outcomes[k])
         finally:
             prefetcher.close(cfg.timeout or 5.0)
     else:

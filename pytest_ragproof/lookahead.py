@@ -43,8 +43,7 @@ class LookAhead:
         n = self.cfg.concurrency
         # Judges look ahead too, so their calls overlap (the pipeline still gets n calls
         # at once: with n = 1 they are made one after another on ragproof's thread).
-        judges = self.cfg.judges
-        window = max(n, judges.concurrency if judges is not None else 1)
+        window = self.cfg.lookahead
         if window <= 1:
             return None
         scope = fixture_scope(item, self.cfg.pipeline_fixture)

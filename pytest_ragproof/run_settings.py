@@ -72,12 +72,13 @@ def build(config: pytest.Config) -> RunConfig:
         judge_response_format=str(get(config, "judge_response_format")),
         judge_timeout=get(config, "judge_timeout"),
         judge_retries=get(config, "judge_retries"),
-        cache_dir=_cache_dir(config),
+        cache_dir=cache_dir(config),
         cache=not bool(get(config, "no_cache")),
     )
 
 
-def _cache_dir(config: pytest.Config) -> str | None:
+def cache_dir(config: pytest.Config) -> str | None:
+    """``--ragproof-cache-dir`` resolved against the invocation folder (None: the default)."""
     given = options.get(config, "cache_dir")
     return str((config.invocation_params.dir / str(given)).resolve()) if given else None
 

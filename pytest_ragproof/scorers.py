@@ -14,6 +14,7 @@ import pytest
 
 from pytest_ragproof import options
 from pytest_ragproof.errors import ConfigError
+from pytest_ragproof.run_settings import cache_dir
 from pytest_ragproof.runner.config import RunConfig
 
 if TYPE_CHECKING:
@@ -91,13 +92,8 @@ class Scorers:
         except ConfigError as exc:
             item.session.shouldstop = "ragproof: rag_evaluators is not usable"
             raise pytest.UsageError(f"ragproof: {exc}") from None
-        cache_dir = self.cfg.judges.cache_dir if self.cfg.judges else None
-        if cache_dir is None:
-            given = options.get(self.config, "cache_dir")
-            base = self.config.invocation_params.dir
-            cache_dir = str((base / str(given)).resolve()) if given else None
         enabled = not bool(options.get(self.config, "no_cache"))
-        self.evaluators = EvaluatorRunner(evaluators, cache_dir, enabled)
+        self.evaluators = EvaluatorRunner(evaluators, cache_dir(self.config), enabled)
         return self.evaluators
 
     def close(self) -> None:

@@ -297,9 +297,7 @@ class RagproofRun:
             for key in keys:
                 outcome = prefetcher.outcome(key)
                 outcomes.append(outcome)
-                if stage is not None and outcome.timed_out:
-                    stage.discard(key)
-                judged.append(None if stage is None or outcome.timed_out else stage.result(key))
+                judged.append(None if stage is None else stage.collect(key, outcome))
         self.conclude(item, record, outcomes, judged, judged_already=True)
 
     def judging(self, item: pytest.Item) -> JudgeStage | None:

@@ -58,6 +58,12 @@ class RunConfig:
     judges: JudgeSettings | None = None
     extra: dict[str, object] = field(default_factory=dict)
 
+    @property
+    def lookahead(self) -> int:
+        """How many calls may be started ahead of the current case: the pipeline's
+        concurrency, or the judges' so that judge calls overlap (1: none ahead)."""
+        return max(self.concurrency, self.judges.concurrency if self.judges is not None else 1)
+
     def settings(self) -> dict[str, object]:
         """The scoring settings recorded in the results document."""
         return {

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from pytest_ragproof.judges.engine import (
 from pytest_ragproof.metrics import PipelineOutput, abstained, normalize_output
 from pytest_ragproof.runner.config import RunConfig
 from pytest_ragproof.runner.execute import Outcome
+from pytest_ragproof.runner.prefetch import stop_loop
 
 #: The optional fixture that chooses what the judges see.
 INPUTS_FIXTURE = "rag_judge_inputs"
@@ -205,6 +205,13 @@ class JudgeStage:
             self.cases_judged += 1
         return judged
 
+    def collect(self, key: str, outcome: Outcome) -> Judged | None:
+        """The judgement of a call made ahead; none for a call that timed out (forgotten)."""
+        if outcome.timed_out:
+            self.discard(key)
+            return None
+        return self.result(key)
+
     def judge_now(self, key: str, case: Case, outcome: Outcome) -> Judged | None:
         self.submit(key, case, outcome)
         return self.result(key)
@@ -221,20 +228,7 @@ class JudgeStage:
         if loop is None:
             return
 
-        async def cancel_all() -> None:
-            current = asyncio.current_task()
-            tasks = [t for t in asyncio.all_tasks() if t is not current]
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-
-        with contextlib.suppress(concurrent.futures.TimeoutError, RuntimeError):
-            asyncio.run_coroutine_threadsafe(cancel_all(), loop).result(5.0)
-        loop.call_soon_threadsafe(loop.stop)
-        if self._thread is not None:
-            self._thread.join(5.0)
-        if not loop.is_running():
-            loop.close()
+        stop_loop(loop, self._thread, 5.0)
         self._loop = None
 
     # -- what the summary says ----------------------------------------------

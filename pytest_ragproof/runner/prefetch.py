@@ -70,6 +70,35 @@ async def _as_coroutine(awaitable: Any) -> Any:
     return await awaitable
 
 
+def stop_loop(
+    loop: asyncio.AbstractEventLoop,
+    thread: threading.Thread | None,
+    wait_s: float,
+    *,
+    deadline: float | None = None,
+) -> None:
+    """Cancel every task of ``loop`` (run forever on ``thread``), stop it, join, close.
+
+    Bounded by ``wait_s`` for the cancellation, and for the join by what is left until
+    ``deadline`` (a ``time.monotonic()`` value) when given, else ``wait_s`` again.
+    """
+
+    async def cancel_all() -> None:
+        current = asyncio.current_task()
+        tasks = [t for t in asyncio.all_tasks() if t is not current]
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    with contextlib.suppress(concurrent.futures.TimeoutError, RuntimeError):
+        asyncio.run_coroutine_threadsafe(cancel_all(), loop).result(wait_s)
+    loop.call_soon_threadsafe(loop.stop)
+    if thread is not None:
+        thread.join(wait_s if deadline is None else max(deadline - time.monotonic(), 0.0))
+    if not loop.is_running():
+        loop.close()
+
+
 class Prefetcher:
     """Runs pipeline calls for upcoming cases; ``outcome(key)`` waits for one."""
 
@@ -196,19 +225,6 @@ class Prefetcher:
             for future in self._futures.values():
                 future.cancel()
 
-            async def cancel_all() -> None:
-                current = asyncio.current_task()
-                tasks = [t for t in asyncio.all_tasks() if t is not current]
-                for t in tasks:
-                    t.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
-
-            with contextlib.suppress(concurrent.futures.TimeoutError, RuntimeError):
-                asyncio.run_coroutine_threadsafe(cancel_all(), loop).result(wait_s)
-            loop.call_soon_threadsafe(loop.stop)
-            if self._loop_thread is not None:
-                self._loop_thread.join(max(deadline - time.monotonic(), 0.0))
-            if not loop.is_running():
-                loop.close()
+            stop_loop(loop, self._loop_thread, wait_s, deadline=deadline)
             self._loop = None
             self._futures.clear()
