@@ -168,7 +168,7 @@ def main() -> int:
 
 
 def _in_first_of_ten(case_id: str) -> bool:
-    from pytest_ragproof.runner.shard import shard_of
+    from pytest_ragproof.verdict.shard import shard_of
 
     return shard_of("cases.frozen.json", case_id, 10) == 1
 

@@ -27,9 +27,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks._common import Limits, add_quick, compare
-from pytest_ragproof.chunking import Chunk, chunk_corpus
-from pytest_ragproof.ingest import load_corpus
-from pytest_ragproof.retrieval import K1, B, BM25Index, tokenize
+from pytest_ragproof.corpus import load_corpus
+from pytest_ragproof.corpus.chunking import Chunk, chunk_corpus
+from pytest_ragproof.corpus.retrieval import K1, B, BM25Index, tokenize
 
 CORPUS_BYTES = 20_000_000
 FILE_BYTES = 200_000

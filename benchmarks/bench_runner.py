@@ -240,18 +240,18 @@ def ragproof_work(frozen: Path, table: Path) -> dict[str, float]:
     document, summary lines), timed with perf_counter without pytest around them.
     """
     from pytest_ragproof.dataset.io import load_dataset
+    from pytest_ragproof.execution.call import LoopOwner
+    from pytest_ragproof.execution.execute import call_case, finish_case
     from pytest_ragproof.reporting.components import format_components
-    from pytest_ragproof.runner.call import LoopOwner
-    from pytest_ragproof.runner.config import make_config
-    from pytest_ragproof.runner.execute import call_case, finish_case
-    from pytest_ragproof.runner.gates import (
+    from pytest_ragproof.verdict.config import make_config
+    from pytest_ragproof.verdict.gates import (
         all_aggregates,
         evaluate_aggregates,
         summarize_case_thresholds,
     )
-    from pytest_ragproof.runner.record import CaseRecord
-    from pytest_ragproof.runner.results import build_results, dataset_entry
-    from pytest_ragproof.runner.summary import latency_line, threshold_table, worst_cases
+    from pytest_ragproof.verdict.record import CaseRecord
+    from pytest_ragproof.verdict.results import build_results, dataset_entry
+    from pytest_ragproof.verdict.summary import latency_line, threshold_table, worst_cases
 
     clock = time.perf_counter
     outputs = json.loads(table.read_text())

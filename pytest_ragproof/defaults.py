@@ -1,7 +1,7 @@
 """Every default of a run's settings, defined once.
 
-The option table (:mod:`pytest_ragproof.options`), the settings parser
-(:func:`pytest_ragproof.runner.config.make_config`), ``evaluate()`` and the
+The option table (:mod:`pytest_ragproof.plugin.options`), the settings parser
+(:func:`pytest_ragproof.verdict.config.make_config`), ``evaluate()`` and the
 baseline settings read their defaults from here. Imports nothing: the option
 table loads in every pytest run.
 """

@@ -22,20 +22,20 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof import defaults
 from pytest_ragproof.dataset.io import Dataset, load_dataset
-from pytest_ragproof.runner.call import LoopOwner, check_signature
-from pytest_ragproof.runner.config import RunConfig, make_config
-from pytest_ragproof.runner.execute import Outcome, call_case, finish_case
-from pytest_ragproof.runner.gates import ThresholdResult
-from pytest_ragproof.runner.prefetch import Prefetcher
-from pytest_ragproof.runner.record import CaseRecord
-from pytest_ragproof.runner.repeat import finish_repeats, repeat_keys
-from pytest_ragproof.runner.results import dumps, write_results
-from pytest_ragproof.runner.summary import threshold_table
-from pytest_ragproof.runner.verdict import DatasetFacts, RunFacts, decide
+from pytest_ragproof.execution.call import LoopOwner, check_signature
+from pytest_ragproof.execution.execute import Outcome, call_case, finish_case
+from pytest_ragproof.execution.prefetch import Prefetcher
+from pytest_ragproof.execution.repeat import finish_repeats, repeat_keys
+from pytest_ragproof.verdict.config import RunConfig, make_config
+from pytest_ragproof.verdict.decide import DatasetFacts, RunFacts, decide
+from pytest_ragproof.verdict.gates import ThresholdResult
+from pytest_ragproof.verdict.record import CaseRecord
+from pytest_ragproof.verdict.results import dumps, write_results
+from pytest_ragproof.verdict.summary import threshold_table
 
 if TYPE_CHECKING:
-    from pytest_ragproof.runner.evaluating import EvaluatorRunner
-    from pytest_ragproof.runner.judging import Judged, JudgeStage
+    from pytest_ragproof.execution.evaluating import EvaluatorRunner
+    from pytest_ragproof.execution.judging import Judged, JudgeStage
 
 __all__ = ["Results", "evaluate"]
 
@@ -209,7 +209,7 @@ def evaluate(
     """
     base_settings = None
     if baseline is not None:
-        from pytest_ragproof.runner.baseline import baseline_settings
+        from pytest_ragproof.verdict.baseline import baseline_settings
 
         base_settings = baseline_settings(
             Path(baseline).resolve(),
@@ -252,14 +252,14 @@ def evaluate(
     )
     stage: JudgeStage | None = None
     if cfg.judges is not None:
-        from pytest_ragproof.runner.judging import JudgeStage, check_available
+        from pytest_ragproof.execution.judging import JudgeStage, check_available
 
         check_available(cfg.judges)
         stage = JudgeStage(cfg.judges, cfg)
         stage.inputs_fn = judge_inputs
     runner: EvaluatorRunner | None = None
     if evaluators:
-        from pytest_ragproof.runner.evaluating import EvaluatorRunner, check_evaluators
+        from pytest_ragproof.execution.evaluating import EvaluatorRunner, check_evaluators
 
         runner = EvaluatorRunner(
             check_evaluators(list(evaluators)),

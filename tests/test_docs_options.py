@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_ragproof.options import OPTIONS
+from pytest_ragproof.plugin.options import OPTIONS
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
 

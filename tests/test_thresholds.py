@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_ragproof.errors import ConfigError
-from pytest_ragproof.thresholds import (
+from pytest_ragproof.verdict.thresholds import (
     aggregate,
     parse_aggregate_thresholds,
     parse_case_thresholds,

@@ -3,7 +3,7 @@
 Two pipelines, chosen with ``--quickstart-pipeline`` (default ``strong``):
 
 ``strong``
-    The built-in BM25 (``pytest_ragproof.retrieval``) over 400-character chunks, top 5;
+    The built-in BM25 (``pytest_ragproof.corpus.retrieval``) over 400-character chunks, top 5;
     an extractive answer (the best sentences of the top chunks); a refusal when the
     question's key terms are poorly covered by what was retrieved; an injection guard.
 ``weak``
@@ -31,10 +31,10 @@ from typing import Any
 
 import pytest
 
-from pytest_ragproof.chunking import Chunk, chunk_corpus
-from pytest_ragproof.ingest import load_corpus
+from pytest_ragproof.corpus import load_corpus
+from pytest_ragproof.corpus.chunking import Chunk, chunk_corpus
+from pytest_ragproof.corpus.retrieval import BM25Index, tokenize
 from pytest_ragproof.metrics import STOPWORDS
-from pytest_ragproof.retrieval import BM25Index, tokenize
 
 CORPUS = Path(__file__).parent / "corpus"
 CHUNK_SIZE = 400  # characters; the Markdown pages are also split at every heading

@@ -67,9 +67,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from pytest_ragproof.chunking import chunk_document, resolve_settings
+    from pytest_ragproof.corpus import load_corpus
+    from pytest_ragproof.corpus.chunking import chunk_document, resolve_settings
     from pytest_ragproof.errors import ConfigError, IngestError
-    from pytest_ragproof.ingest import load_corpus
 
     corpus_path = args.path if args.path is not None else args.corpus
     try:

@@ -230,7 +230,7 @@ def _load(args: argparse.Namespace) -> tuple[dict[str, Any], list[LabelledItem],
             source["pipeline"] = args.pipeline
         return source, items, language
     from pytest_ragproof.errors import ConfigError
-    from pytest_ragproof.runner.baseline import sniff
+    from pytest_ragproof.verdict.baseline import sniff
 
     if sniff(path) == "results":
         raise ConfigError(f"{path} is a results file: give its labels with --labels FILE")

@@ -3,7 +3,7 @@
 Reads the ``--ragproof-report`` files of a run's shards (``--ragproof-shard K/N``,
 pytest-shard or pytest-split), checks that they cover every case exactly once
 with the same settings and datasets, recomputes every aggregate, gate and
-baseline comparison as one run would (:mod:`pytest_ragproof.runner.merge`),
+baseline comparison as one run would (:mod:`pytest_ragproof.verdict.merge`),
 prints the run's summary and exits like pytest: 0 when every case and gate
 passed, 1 otherwise; files that do not belong together are an error naming them
 (exit 2).
@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _refusal(output: Path, inputs: list[Path]) -> str | None:
-    from pytest_ragproof.runner.baseline import sniff
+    from pytest_ragproof.verdict.baseline import sniff
 
     if any(output.resolve() == p.resolve() for p in inputs):
         return f"-o {output} is one of the files to merge; choose a new path such as results.json"
@@ -42,8 +42,8 @@ def _refusal(output: Path, inputs: list[Path]) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     from pytest_ragproof.errors import ConfigError
-    from pytest_ragproof.runner.merge import ShardFile, merge
-    from pytest_ragproof.runner.results import read_results, write_results
+    from pytest_ragproof.verdict.merge import ShardFile, merge
+    from pytest_ragproof.verdict.results import read_results, write_results
 
     inputs = [Path(p) for p in args.results]
     output = Path(args.output) if args.output else None

@@ -47,8 +47,8 @@ def only_kinds(results: dict[str, Any], kinds: set[str]) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from pytest_ragproof.fileio import write_atomic
-    from pytest_ragproof.runner.exports import renderer
-    from pytest_ragproof.runner.results import read_results
+    from pytest_ragproof.verdict.exports import renderer
+    from pytest_ragproof.verdict.results import read_results
 
     if args.kind and args.format != "inspectorraget":
         print(
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     if args.output:
-        from pytest_ragproof.runner.exports import refusal
+        from pytest_ragproof.verdict.exports import refusal
 
         why = refusal(args.format, Path(args.output), f"-o {args.output}", replace=True)
         if why is not None:
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
 def _per_kind(results: dict[str, Any], output: str | None) -> int:
     """InspectorRAGet without --kind: one file per case kind of the run (one kind: OUT)."""
     from pytest_ragproof.reporting.inspectorraget import kind_path, split_by_kind
-    from pytest_ragproof.runner.exports import renderer, write_export
+    from pytest_ragproof.verdict.exports import renderer, write_export
 
     kinds = [kind for kind, _ in split_by_kind(results)]
     if output is None:

@@ -81,10 +81,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_corpus(path: str, dataset: Dataset) -> int:
-    from pytest_ragproof.chunking import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE
+    from pytest_ragproof.corpus import load_corpus
+    from pytest_ragproof.corpus.chunking import DEFAULT_CHUNK_OVERLAP, DEFAULT_CHUNK_SIZE
     from pytest_ragproof.dataset.sources import check_sources
     from pytest_ragproof.errors import IngestError
-    from pytest_ragproof.ingest import load_corpus
 
     try:
         corpus = load_corpus(path)

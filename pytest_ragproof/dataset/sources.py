@@ -15,9 +15,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pytest_ragproof.chunking import chunk_corpus
+from pytest_ragproof.corpus import Corpus
+from pytest_ragproof.corpus.chunking import chunk_corpus
 from pytest_ragproof.dataset.models import Case
-from pytest_ragproof.ingest import Corpus
 
 _CHUNK_SUFFIX = re.compile(r"#(\d+)\Z")
 

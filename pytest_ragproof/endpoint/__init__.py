@@ -6,7 +6,7 @@ Imported only when an endpoint is configured (the plugin's import stays cheap).
 - :mod:`~pytest_ragproof.endpoint.settings`: the options, validated (body template,
   headers with ``${VAR}`` from the environment, paths, timeout, retries);
 - :mod:`~pytest_ragproof.endpoint.client`: the pipeline callable, one POST per case;
-- :mod:`~pytest_ragproof.endpoint.plugin`: the pytest side, a session-scoped fixture
+- :mod:`~pytest_ragproof.plugin.endpoint`: the pytest side, a session-scoped fixture
   that the run's dataset items use instead of ``rag_pipeline``.
 
 ``endpoint_pipeline()`` builds the same callable for ``evaluate()`` in a notebook.

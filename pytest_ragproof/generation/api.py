@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_ragproof.corpus import DEFAULT_MAX_FILE_BYTES, Corpus
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.generation.plan import GenerationPlan, GenerationSettings, build_plan
-from pytest_ragproof.ingest import DEFAULT_MAX_FILE_BYTES, Corpus
 
 if TYPE_CHECKING:
     from pytest_ragproof.dataset.models import Case
@@ -66,7 +66,7 @@ def load_source(
             raise ConfigError(
                 "--columns and --id-column apply to a .csv or .jsonl knowledge base only"
             )
-        from pytest_ragproof.ingest import load_corpus
+        from pytest_ragproof.corpus import load_corpus
 
         return load_corpus(source, max_file_bytes=max_file_bytes)
     return documents_from_rows(source, columns=columns, id_column=id_column)

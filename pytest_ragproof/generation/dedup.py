@@ -17,7 +17,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 
-from pytest_ragproof.retrieval import tokenize
+from pytest_ragproof.corpus.retrieval import tokenize
 
 DEFAULT_THRESHOLD = 0.8
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pytest_ragproof.retrieval import tokenize
+from pytest_ragproof.corpus.retrieval import tokenize
 
 DEFAULT_LANGUAGE = "en"
 SAMPLE_PER_DOCUMENT = 2_000

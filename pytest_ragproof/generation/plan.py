@@ -15,7 +15,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from pytest_ragproof.chunking import Chunk, chunk_corpus
+from pytest_ragproof.corpus import Corpus
+from pytest_ragproof.corpus.chunking import Chunk, chunk_corpus
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.generation.dedup import DEFAULT_THRESHOLD
 from pytest_ragproof.generation.language import detect_language, language_name
@@ -36,7 +37,6 @@ from pytest_ragproof.generation.verify import (
     qa_messages,
     scope_messages,
 )
-from pytest_ragproof.ingest import Corpus
 
 #: Rough completion sizes for estimates: tokens per generated item and per verdict.
 EST_ITEM_TOKENS = 80

@@ -20,9 +20,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_ragproof.corpus import Corpus, Document, SkippedFile
+from pytest_ragproof.corpus.loader import stat_corpus_path
 from pytest_ragproof.errors import ConfigError, IngestError
-from pytest_ragproof.ingest import Corpus, Document, SkippedFile
-from pytest_ragproof.ingest.loader import stat_corpus_path
 from pytest_ragproof.textnorm import normalize_body
 
 ROW_FILE_SUFFIXES = (".csv", ".jsonl")

@@ -32,10 +32,10 @@ from pytest_ragproof.generation.verify import (
 from pytest_ragproof.llm.stats import Usage
 
 if TYPE_CHECKING:
-    from pytest_ragproof.chunking import Chunk
+    from pytest_ragproof.corpus.chunking import Chunk
+    from pytest_ragproof.corpus.retrieval import BM25Index
     from pytest_ragproof.generation.plan import GenerationPlan
     from pytest_ragproof.llm import LLMClient
-    from pytest_ragproof.retrieval import BM25Index
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ class _Executor:
 
     def index(self) -> BM25Index[Chunk]:
         if self._index is None:
-            from pytest_ragproof.retrieval import BM25Index
+            from pytest_ragproof.corpus.retrieval import BM25Index
 
             self._index = BM25Index(self.plan.chunks)
         return self._index

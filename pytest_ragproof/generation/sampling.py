@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pytest_ragproof.chunking import Chunk
+from pytest_ragproof.corpus.chunking import Chunk
 from pytest_ragproof.generation.types import INJECTION_BASE_TYPE, GenKind
 
 CaseKind = Literal["qa", "unanswerable", "injection"]

@@ -19,7 +19,7 @@ from pytest_ragproof.vocabulary import QUESTION_TYPES
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from pytest_ragproof.chunking import Chunk
+    from pytest_ragproof.corpus.chunking import Chunk
 
 #: Kinds a question generator writes. Injection cases are verified ``qa`` items
 #: with a payload attached, so no generator writes them directly.

@@ -70,7 +70,7 @@ class CorpusIndex:
     """Finds which corpus documents contain a passage."""
 
     def __init__(self, path: str) -> None:
-        from pytest_ragproof.ingest import load_corpus
+        from pytest_ragproof.corpus import load_corpus
 
         corpus = load_corpus(path)
         self.n_documents = len(corpus.documents)

@@ -1,7 +1,7 @@
 """LLM judges: faithfulness, relevancy, correctness, context quality, refusal, injection.
 
 Importing this package is cheap (names and settings only): the prompts, the pydantic
-schemas and the engine are imported by :mod:`pytest_ragproof.runner.judging` when a
+schemas and the engine are imported by :mod:`pytest_ragproof.execution.judging` when a
 run asks for a judge, and litellm only when a judge call misses the cache.
 
 A judge is named by the metric it produces; ``answer_correctness`` also reports

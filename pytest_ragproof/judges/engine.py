@@ -2,7 +2,7 @@
 
 One :class:`JudgeEngine` per run (per xdist worker) holds the LLM client and the
 budget; :meth:`JudgeEngine.judge` is a coroutine run on the judging loop of
-:mod:`pytest_ragproof.runner.judging`. The answer's claims are extracted once per
+:mod:`pytest_ragproof.execution.judging`. The answer's claims are extracted once per
 case and shared by ``faithfulness``, ``answer_relevancy`` and ``answer_correctness``;
 steps that do not depend on each other run concurrently (bounded by the client).
 

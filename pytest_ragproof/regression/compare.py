@@ -36,6 +36,7 @@ from typing import Any
 
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.metrics import registry
+from pytest_ragproof.metrics.selector import Selector
 from pytest_ragproof.regression.stats import (
     PairedTest,
     is_binary,
@@ -44,8 +45,7 @@ from pytest_ragproof.regression.stats import (
     too_few_pairs,
 )
 from pytest_ragproof.regression.tolerance import Tolerance, parse_tolerances, tolerance_for
-from pytest_ragproof.runner.results import RESULTS_FORMAT
-from pytest_ragproof.selector import Selector
+from pytest_ragproof.verdict.results import RESULTS_FORMAT
 
 __all__ = ["AggregateChange", "CaseFlip", "Comparison", "compare"]
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.metrics import registry
-from pytest_ragproof.selector import Selector, parse_selector
+from pytest_ragproof.metrics.selector import Selector, parse_selector
 
 __all__ = ["Tolerance", "parse_tolerance", "parse_tolerances", "tolerance_for"]
 

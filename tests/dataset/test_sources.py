@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from pytest_ragproof.chunking import chunk_document
 from pytest_ragproof.cli import main
-from pytest_ragproof.ingest import load_corpus
+from pytest_ragproof.corpus import load_corpus
+from pytest_ragproof.corpus.chunking import chunk_document
 from tests.dataset.conftest import SECRET, qa
 
 

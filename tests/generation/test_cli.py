@@ -120,10 +120,10 @@ def test_a_csv_knowledge_base_with_columns_and_id_column(
 
 
 def test_the_parser_defaults_mirror_the_library() -> None:
-    from pytest_ragproof.chunking import DEFAULT_CHUNK_SIZE
     from pytest_ragproof.commands import generate as command
+    from pytest_ragproof.corpus import DEFAULT_MAX_FILE_BYTES
+    from pytest_ragproof.corpus.chunking import DEFAULT_CHUNK_SIZE
     from pytest_ragproof.generation import QA_TYPES, GenerationSettings
-    from pytest_ragproof.ingest import DEFAULT_MAX_FILE_BYTES
     from pytest_ragproof.llm import LLMConfig
 
     defaults = GenerationSettings(qa=1)

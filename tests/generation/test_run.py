@@ -11,8 +11,8 @@ import pytest
 
 from pytest_ragproof import freeze, load_dataset
 from pytest_ragproof.cli import main
+from pytest_ragproof.corpus import load_corpus
 from pytest_ragproof.generation import GenerationSettings, chunk_order, generate, plan
-from pytest_ragproof.ingest import load_corpus
 from tests.generation.conftest import MODEL, MakeClient, write_text_corpus
 from tests.generation.fake_model import FakeModel
 from tests.ingest._files import make_docx, make_pdf

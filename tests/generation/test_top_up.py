@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragproof.chunking import chunk_corpus
 from pytest_ragproof.cli import main
+from pytest_ragproof.corpus.chunking import chunk_corpus
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.generation import (
     GenerationSettings,

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_ragproof.chunking import Chunk, chunk_text
+from pytest_ragproof.corpus import Corpus, Document
+from pytest_ragproof.corpus.chunking import Chunk, chunk_text
 from pytest_ragproof.errors import ConfigError, IngestError
 from pytest_ragproof.generation import (
     STYLES,
@@ -27,7 +28,6 @@ from pytest_ragproof.generation import (
 from pytest_ragproof.generation.dedup import NearDuplicateFilter, jaccard, question_tokens
 from pytest_ragproof.generation.rows import load_rows_file
 from pytest_ragproof.generation.sampling import Need, plan_requests, split_evenly
-from pytest_ragproof.ingest import Corpus, Document
 
 
 def _chunks(per_doc: dict[str, int]) -> list[Chunk]:

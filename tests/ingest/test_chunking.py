@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_ragproof.chunking import Chunk, chunk_corpus, chunk_document, chunk_text
+from pytest_ragproof.corpus import load_corpus
+from pytest_ragproof.corpus.chunking import Chunk, chunk_corpus, chunk_document, chunk_text
 from pytest_ragproof.errors import ConfigError
-from pytest_ragproof.ingest import load_corpus
 from pytest_ragproof.textnorm import normalize_body
 
 

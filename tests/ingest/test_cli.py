@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragproof import chunking, ingest
+from pytest_ragproof import corpus as ingest
 from pytest_ragproof.cli import main
 from pytest_ragproof.commands import ingest as ingest_command
+from pytest_ragproof.corpus import chunking
 
 from ._files import make_pdf
 from .test_loader import build_mixed_corpus

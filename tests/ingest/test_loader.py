@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ragproof.corpus import SKIP_REASON_HELP, SKIP_REASONS, load_corpus
+from pytest_ragproof.corpus import loader as loader_module
 from pytest_ragproof.errors import IngestError
-from pytest_ragproof.ingest import SKIP_REASON_HELP, SKIP_REASONS, load_corpus
-from pytest_ragproof.ingest import loader as loader_module
 
 from ._files import make_docx, make_encrypted_pdf, make_pdf
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from pytest_ragproof.corpus import ReadFailure, load_corpus
+from pytest_ragproof.corpus.docx_reader import DocxFileReader
+from pytest_ragproof.corpus.pdf_reader import PdfFileReader
+from pytest_ragproof.corpus.text_reader import TextReader
 from pytest_ragproof.errors import MissingExtraError
-from pytest_ragproof.ingest import ReadFailure, load_corpus
-from pytest_ragproof.ingest.docx_reader import DocxFileReader
-from pytest_ragproof.ingest.pdf_reader import PdfFileReader
-from pytest_ragproof.ingest.text_reader import TextReader
 
 from ._files import PAGE_TEXTS, make_docx, make_encrypted_pdf, make_pdf
 
@@ -134,7 +134,8 @@ def test_importing_ingest_chunking_and_retrieval_loads_no_optional_or_heavy_libr
     import subprocess
 
     code = (
-        "import sys, pytest_ragproof.ingest, pytest_ragproof.chunking, pytest_ragproof.retrieval, "
+        "import sys, pytest_ragproof.corpus, pytest_ragproof.corpus.chunking, "
+        "pytest_ragproof.corpus.retrieval, "
         "pytest_ragproof.commands.ingest; "
         "print(sorted(m for m in ('pypdf', 'docx', 'pydantic', 'tabulate') if m in sys.modules))"
     )

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_ragproof.chunking import chunk_text
-from pytest_ragproof.retrieval import K1, B, BM25Index, Hit, tokenize
+from pytest_ragproof.corpus.chunking import chunk_text
+from pytest_ragproof.corpus.retrieval import K1, B, BM25Index, Hit, tokenize
 
 
 @dataclass(frozen=True)

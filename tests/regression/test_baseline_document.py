@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 
 from pytest_ragproof.regression import compare
-from pytest_ragproof.runner.baseline import baseline_document, summary_lines
+from pytest_ragproof.verdict.baseline import baseline_document, summary_lines
 from tests.regression.factory import case, results, threshold
 
 

@@ -177,10 +177,10 @@ def load(path: Path) -> dict[str, Any]:
 
 def merge(*documents: dict[str, Any]) -> dict[str, Any]:
     """One results document over the records of several runs (the runner's own builder)."""
-    from pytest_ragproof.runner.gates import all_aggregates
-    from pytest_ragproof.runner.record import CaseRecord
-    from pytest_ragproof.runner.results import build_results
-    from pytest_ragproof.thresholds import parse_threshold
+    from pytest_ragproof.verdict.gates import all_aggregates
+    from pytest_ragproof.verdict.record import CaseRecord
+    from pytest_ragproof.verdict.results import build_results
+    from pytest_ragproof.verdict.thresholds import parse_threshold
 
     records = [CaseRecord.from_dict(c) for doc in documents for c in doc["cases"]]
     first = documents[0]

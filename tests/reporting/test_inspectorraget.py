@@ -24,7 +24,7 @@ from pytest_ragproof.reporting.inspectorraget_format import (
     InspectorRagetFormatError,
     validate_export,
 )
-from pytest_ragproof.runner.exports import write_export
+from pytest_ragproof.verdict.exports import write_export
 from tests.reporting.conftest import CASES, DOCS, Runs, load
 
 STAMP = "2024-05-01T12:00:00Z"

@@ -13,7 +13,7 @@ from pytest_ragproof.cli import main
 from pytest_ragproof.reporting.html import render_html
 from pytest_ragproof.reporting.inspectorraget_format import validate_export
 from pytest_ragproof.reporting.markdown import render_markdown
-from pytest_ragproof.runner.results import read_results
+from pytest_ragproof.verdict.results import read_results
 from tests.reporting.conftest import Runs
 
 
@@ -162,7 +162,7 @@ def test_report_never_replaces_its_input_or_a_file_it_did_not_write(
 
 
 def test_inspectorraget_refusal_checks_the_per_kind_files_it_would_write(tmp_path: Path) -> None:
-    from pytest_ragproof.runner.exports import refusal
+    from pytest_ragproof.verdict.exports import refusal
 
     (tmp_path / "ir.out.qa.json").write_text('{"kind": "qa", "question": "q"}\n', encoding="utf-8")
     why = refusal("inspectorraget", tmp_path / "ir.out")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ragproof import options
+import pytest_ragproof.plugin.options as options
 from pytest_ragproof.errors import ConfigError
-from pytest_ragproof.runner.config import make_config
+from pytest_ragproof.verdict.config import make_config
 
 
 def test_components_default_on_and_off() -> None:

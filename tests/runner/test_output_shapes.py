@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pytest_ragproof.dataset.models import Case
-from pytest_ragproof.runner.config import make_config
-from pytest_ragproof.runner.execute import Outcome, finish_case
-from pytest_ragproof.runner.record import CaseRecord
+from pytest_ragproof.execution.execute import Outcome, finish_case
+from pytest_ragproof.verdict.config import make_config
+from pytest_ragproof.verdict.record import CaseRecord
 
 SECRET = "s3cr3t-passage"
 CASE = Case(id="qa-1", kind="qa", question="q?", expected_source_ids=("guide.md",))

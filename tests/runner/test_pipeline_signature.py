@@ -10,7 +10,7 @@ import pytest
 from pytest_ragproof import evaluate
 from pytest_ragproof.dataset.models import Case, Message
 from pytest_ragproof.errors import ConfigError, PipelineSignatureError
-from pytest_ragproof.runner.call import bind, check_signature
+from pytest_ragproof.execution.call import bind, check_signature
 
 CASE = Case(
     id="qa-1",

@@ -15,7 +15,7 @@ import pytest
 from pytest_ragproof import evaluate
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.reporting.markdown import render_markdown
-from pytest_ragproof.runner.config import make_config
+from pytest_ragproof.verdict.config import make_config
 from tests.pytester_projects import behave, load_json, run
 from tests.runner.conftest import CASES
 

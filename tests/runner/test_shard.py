@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from pytest_ragproof.runner.shard import Shard, parse_shard, shard_of
+from pytest_ragproof.verdict.shard import Shard, parse_shard, shard_of
 from tests.pytester_projects import behave, run
 from tests.runner.shard_project import (
     CASES,

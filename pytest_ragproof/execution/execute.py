@@ -1,0 +1,186 @@
+"""One case from call to verdict, shared by the pytest items and ``evaluate()``.
+
+``call_case`` runs the pipeline (sync or async, with the timeout) and returns an
+:class:`Outcome`; ``finish_case`` turns an outcome into a scored
+:class:`~pytest_ragproof.verdict.record.CaseRecord` plus the failure message, if any.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pytest_ragproof.dataset.models import Case
+from pytest_ragproof.errors import OutputShapeError
+from pytest_ragproof.execution.call import LoopOwner, PipelineTimeout, invoke
+from pytest_ragproof.execution.scoring import failure_message, score
+from pytest_ragproof.metrics import PipelineOutput, normalize_output
+from pytest_ragproof.verdict.config import RunConfig
+from pytest_ragproof.verdict.record import CaseRecord
+
+if TYPE_CHECKING:
+    from pytest_ragproof.execution.evaluating import EvaluatorRunner
+    from pytest_ragproof.execution.judging import Judged
+    from pytest_ragproof.judges.engine import CaseJudgement
+
+
+@dataclass
+class Outcome:
+    """What one pipeline call produced."""
+
+    raw: Any = None
+    error: BaseException | None = None
+    timed_out: bool = False
+    latency_s: float = 0.0
+    # The normalized output, when the judging stage already made it.
+    output: PipelineOutput | None = None
+
+
+def timed(call: Callable[[], Any], start: float | None = None) -> Outcome:
+    """Run one pipeline call and time it: its output, its exception or its timeout.
+
+    The one place a call becomes an :class:`Outcome` for the sequential path, marker
+    tests and prefetch threads (``start``: when the call really began, if earlier).
+    """
+    __tracebackhide__ = True
+    start = time.perf_counter() if start is None else start
+    try:
+        raw = call()
+    except PipelineTimeout:  # ragproof's own timeout; a TimeoutError of the pipeline is an error
+        return Outcome(timed_out=True, latency_s=time.perf_counter() - start)
+    except Exception as exc:
+        return Outcome(error=exc, latency_s=time.perf_counter() - start)
+    return Outcome(raw=raw, latency_s=time.perf_counter() - start)
+
+
+async def timed_async(call: Callable[[], Awaitable[Any]], timeout: float | None) -> Outcome:
+    """:func:`timed` for a coroutine on ragproof's event loop, with ``timeout``."""
+    __tracebackhide__ = True
+    start = time.perf_counter()
+    try:
+        raw = await asyncio.wait_for(call(), timeout)
+    except TimeoutError as exc:
+        elapsed = time.perf_counter() - start
+        if timeout is not None and elapsed >= timeout:
+            return Outcome(timed_out=True, latency_s=elapsed)
+        return Outcome(error=exc, latency_s=elapsed)  # the pipeline's own TimeoutError
+    except Exception as exc:
+        return Outcome(error=exc, latency_s=time.perf_counter() - start)
+    return Outcome(raw=raw, latency_s=time.perf_counter() - start)
+
+
+def call_case(pipeline: Any, case: Case, cfg: RunConfig, loops: LoopOwner) -> Outcome:
+    __tracebackhide__ = True
+
+    def call() -> Any:
+        __tracebackhide__ = True
+        return invoke(
+            pipeline, case, delivery=cfg.injection_delivery, timeout=cfg.timeout, loops=loops
+        )
+
+    return timed(call)
+
+
+@dataclass
+class Verdict:
+    """The scored record, the normalized output and the message when the case failed."""
+
+    record: CaseRecord
+    output: PipelineOutput | None
+    message: str | None
+
+
+def finish_case(
+    record: CaseRecord,
+    case: Case,
+    outcome: Outcome,
+    cfg: RunConfig,
+    judged: Judged | None = None,
+    evaluators: EvaluatorRunner | None = None,
+) -> Verdict:
+    record.latency_s = outcome.latency_s
+    if outcome.timed_out:
+        record.status, record.error_type = "error", "TimeoutError"
+        return Verdict(
+            record,
+            None,
+            f"ragproof case {case.id}: the pipeline did not answer within {cfg.timeout:g}s "
+            "(--ragproof-timeout)",
+        )
+    if outcome.error is not None:
+        name = type(outcome.error).__name__
+        record.status, record.error_type = "error", name
+        hidden = " (message hidden by --ragproof-redact)" if cfg.redact else ""
+        return Verdict(record, None, f"ragproof case {case.id}: the pipeline raised {name}{hidden}")
+    try:
+        output = outcome.output if outcome.output is not None else normalize_output(outcome.raw)
+    except OutputShapeError as exc:
+        record.status, record.error_type = "error", "OutputShapeError"
+        return Verdict(record, None, f"ragproof case {case.id}: {exc}")
+    judgement = _judgement(record, case, cfg, judged)
+    if isinstance(judgement, str):
+        score(record, case, output, cfg, ())
+        # A judge model that cannot be called at all fails every case the same way.
+        unusable = judged is not None and judged.config_error is not None
+        record.status = "error"
+        record.error_type = "JudgeConfigError" if unusable else "JudgeError"
+        return Verdict(record, output, judgement)
+    extra: dict[str, float] = dict(judgement.metrics) if judgement is not None else {}
+    missing: dict[str, str] = dict(judgement.not_judged) if judgement is not None else {}
+    if evaluators is not None:
+        evaluated = evaluators.score(output, case)
+        if evaluated.error is not None:
+            score(record, case, output, cfg, (), extra, missing)
+            record.status, record.error_type = "error", "EvaluatorError"
+            record.evaluator_error = dict(evaluated.error)
+            return Verdict(record, output, _evaluator_message(case, evaluated.error))
+        extra.update(evaluated.metrics)
+        missing.update(evaluated.not_measured)
+        record.not_judged = dict(sorted({**record.not_judged, **evaluated.not_measured}.items()))
+    score(record, case, output, cfg, cfg.case_thresholds, extra, missing)
+    message = failure_message(record, case, output, cfg) if record.failures else None
+    return Verdict(record, output, message)
+
+
+def _evaluator_message(case: Case, error: dict[str, Any]) -> str:
+    what = "its sample_mapper" if error["step"] == "sample_mapper" else "its evaluate()"
+    detail = f": {error['message']}" if "message" in error else " (message not kept)"
+    return (
+        f"ragproof case {case.id}: evaluator '{error['evaluator']}' failed in {what}: "
+        f"{error['type']}{detail}; the case is an error, not a pass"
+    )
+
+
+def _judgement(
+    record: CaseRecord, case: Case, cfg: RunConfig, judged: Judged | None
+) -> CaseJudgement | str | None:
+    """The case's judgement, recorded; a message instead when judging failed."""
+    if cfg.judges is None:
+        return None
+    if judged is None:
+        # The pipeline call failed (reported before this) or was never judged.
+        return None
+    if judged.config_error is not None:
+        return f"ragproof case {case.id}: the judge model cannot be called: {judged.config_error}"
+    if judged.inputs_error is not None:
+        return f"ragproof case {case.id}: {judged.inputs_error}"
+    j = judged.judgement
+    assert j is not None
+    record.judge_usage = j.usage.to_dict()
+    if j.estimate is not None:
+        record.judge_estimate = j.estimate.to_dict()
+    if j.error is not None:
+        record.judge_error = dict(j.error)
+        e = j.error
+        cause = f" ({e['cause']}" + (f", HTTP {e['status']}" if e.get("status") else "") + ")"
+        return (
+            f"ragproof case {case.id}: judge step '{e['step']}' failed: {e['type']}"
+            f"{cause if 'cause' in e else ''}; the case is an error, not a pass "
+            "(the run goes on; provider messages are not kept)"
+        )
+    record.not_judged = dict(sorted(j.not_judged.items()))
+    record.judgements = dict(sorted(j.details.items())) or None
+    return j

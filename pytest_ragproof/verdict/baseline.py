@@ -1,0 +1,318 @@
+"""``--ragproof-baseline``: write a baseline, or compare the run with one.
+
+Called by the run verdict (:mod:`pytest_ragproof.verdict.decide`) with the results
+document of the run, which holds every case's record (also under xdist).
+
+* With ``--ragproof-baseline-update`` the results document is written at the
+  baseline path and nothing is gated. The file is made diff-friendly: sorted
+  keys, cases in (pipeline, dataset, id) order, and no volatile timing fields —
+  each case's ``latency_s`` (top level and in ``metrics``), latency aggregates
+  and latency threshold rows are dropped, so re-running an unchanged pipeline
+  rewrites an identical file apart from what the pipeline itself answered.
+  Latency is therefore never compared with a baseline (it depends on the
+  machine); latency thresholds still gate every run on their own.
+* Otherwise the baseline is read and compared (:func:`pytest_ragproof.regression.compare`);
+  the outcome carries the gate failures, the lines of the terminal summary and the
+  document's ``baseline`` section.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_ragproof import defaults
+from pytest_ragproof.errors import ConfigError
+from pytest_ragproof.regression.compare import AggregateChange, Comparison, compare
+from pytest_ragproof.verdict.results import RESULTS_FORMAT, read_results
+
+__all__ = [
+    "BaselineOutcome",
+    "BaselineSettings",
+    "apply_baseline",
+    "baseline_document",
+    "baseline_settings",
+    "check_baseline_path",
+    "summary_lines",
+]
+
+VOLATILE_METRICS = frozenset({"latency_s"})
+_LIST_LIMIT = 10
+
+
+@dataclass(frozen=True)
+class BaselineSettings:
+    """Everything ``--ragproof-baseline*`` and the regression options set, parsed once."""
+
+    path: Path
+    shown: str  # the path as the user wrote it, for messages
+    update: bool = False
+    tolerances: tuple[str, ...] = ()
+    alpha: float = defaults.REGRESSION_ALPHA
+    allow_dataset_change: bool = False
+    fail_on_case_regression: bool = False
+
+
+@dataclass
+class BaselineOutcome:
+    """What a baseline does to a run: gate failures, summary lines, the document section.
+
+    ``write`` is the document to write at the baseline path (``--ragproof-baseline-update``);
+    the caller writes it, so deciding a verdict never touches a file.
+    """
+
+    gate_failures: list[str] = field(default_factory=list)
+    summary_lines: list[str] = field(default_factory=list)
+    section: dict[str, Any] | None = None
+    write: dict[str, Any] | None = None
+
+
+def baseline_settings(
+    path: Path,
+    *,
+    shown: str,
+    update: bool = False,
+    tolerances: Sequence[str] = (),
+    alpha: object = defaults.REGRESSION_ALPHA,
+    allow_dataset_change: bool = False,
+    fail_on_case_regression: bool = False,
+) -> BaselineSettings:
+    """Validated baseline settings (the pytest options and ``evaluate()`` both come here).
+
+    Bad tolerances, an alpha outside (0, 1) and a path that is not (or cannot become) a
+    baseline raise ConfigError before any case runs.
+    """
+    from pytest_ragproof.regression.tolerance import parse_tolerances
+
+    parse_tolerances(tolerances)
+    settings = BaselineSettings(
+        path=path,
+        shown=shown,
+        update=update,
+        tolerances=tuple(tolerances),
+        alpha=parse_alpha(alpha),
+        allow_dataset_change=allow_dataset_change,
+        fail_on_case_regression=fail_on_case_regression,
+    )
+    check_baseline_path(settings)
+    return settings
+
+
+def parse_alpha(raw: object) -> float:
+    """``--ragproof-regression-alpha`` as a number strictly between 0 and 1."""
+    try:
+        alpha = float(raw)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ConfigError(
+            f"--ragproof-regression-alpha must be a number between 0 and 1, got {raw!r}; "
+            "e.g. --ragproof-regression-alpha 0.05"
+        ) from None
+    if not 0 < alpha < 1:
+        raise ConfigError(
+            f"--ragproof-regression-alpha must be between 0 and 1, got {alpha:g}; "
+            "e.g. --ragproof-regression-alpha 0.05"
+        )
+    return alpha
+
+
+def sniff(path: Path) -> str | None:
+    """'results', 'dataset', 'other' for an existing file; None when there is none."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    import json
+
+    try:
+        raw = path.read_bytes()
+        text = raw.decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        return "other"
+    head = raw[:4096]
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        fmt = str(data.get("format", ""))
+        if fmt == RESULTS_FORMAT:
+            return "results"
+        if fmt.startswith("ragproof.dataset/") or "question" in data or "kind" in data:
+            return "dataset"  # a frozen dataset, or a one-case JSONL file
+        return "other"
+    first = head.lstrip().split(b"\n", 1)[0]
+    try:
+        line = json.loads(first)
+    except ValueError:
+        return "other"
+    if isinstance(line, dict) and ("question" in line or "kind" in line):
+        return "dataset"  # a JSONL dataset
+    if isinstance(data, list):
+        return "dataset"  # a JSON array of cases
+    return "other"
+
+
+def check_baseline_path(settings: BaselineSettings) -> None:
+    """Refuse, before any case runs, a baseline path that is not (or cannot become) a baseline.
+
+    A dataset is never a baseline, and ``--ragproof-baseline-update`` replaces only a
+    ragproof results file (or creates a new one).
+    """
+    kind = sniff(settings.path)
+    if kind == "dataset":
+        raise ConfigError(
+            f"--ragproof-baseline {settings.shown} is a ragproof dataset, not a results file; "
+            "point it at a results file such as baseline.json (a new path is created by "
+            "--ragproof-baseline-update)"
+        )
+    if kind == "other" and settings.update:
+        raise ConfigError(
+            f"--ragproof-baseline-update will not replace {settings.shown}: it is not a ragproof "
+            "results file; choose a new path such as baseline.json"
+        )
+
+
+def baseline_document(results: Mapping[str, Any]) -> dict[str, Any]:
+    """The results document as committed at the baseline path (volatile fields removed)."""
+    doc = {k: v for k, v in results.items() if k != "baseline"}
+    cases = []
+    for case in results.get("cases") or []:
+        case = {k: v for k, v in case.items() if k not in VOLATILE_METRICS}
+        metrics = case.get("metrics") or {}
+        case["metrics"] = {k: v for k, v in metrics.items() if k not in VOLATILE_METRICS}
+        cases.append(case)
+    doc["cases"] = cases
+    doc["aggregates"] = [
+        a for a in results.get("aggregates") or [] if a.get("metric") not in VOLATILE_METRICS
+    ]
+    doc["thresholds"] = [
+        t for t in results.get("thresholds") or [] if t.get("metric") not in VOLATILE_METRICS
+    ]
+    return doc
+
+
+def _how_to_create(settings: BaselineSettings) -> str:
+    return (
+        f"create it from a good run with `pytest --ragproof-baseline={settings.shown} "
+        f"--ragproof-baseline-update` and commit {settings.path.name}"
+    )
+
+
+def apply_baseline(
+    settings: BaselineSettings, results: Mapping[str, Any], *, stopped: bool = False
+) -> BaselineOutcome:
+    """Prepare the baseline update or compare the run with the baseline (no file written)."""
+    path = settings.path
+    if settings.update:
+        if stopped:
+            kept = f"{path.name} unchanged" if path.exists() else f"{path.name} not written"
+            return BaselineOutcome(
+                [],
+                [f"ragproof baseline: not updated (the run stopped early): {kept}"],
+                {"updated": None, "not_updated": "run stopped early"},
+            )
+        doc = baseline_document(results)
+        line = f"ragproof baseline: written to {path} ({len(doc['cases'])} case record(s))"
+        if not results.get("passed", True):
+            line += "; this run did not pass, so the baseline records its failures"
+        return BaselineOutcome(
+            [],
+            [line, "ragproof baseline: commit it to compare later runs"],
+            {"updated": str(path)},
+            doc,
+        )
+    if not path.is_file():
+        return BaselineOutcome([f"baseline {path} does not exist; {_how_to_create(settings)}"])
+    try:
+        baseline = read_results(path)
+    except ConfigError as exc:
+        # Never suggest --ragproof-baseline-update here: it would replace the file.
+        return BaselineOutcome([f"baseline: {exc}"])
+    try:
+        comparison = compare(
+            results,
+            # A plain --ragproof-report file may serve as a baseline: drop its timings
+            # too, so latency is never compared across machines.
+            baseline_document(baseline),
+            tolerances=settings.tolerances,
+            alpha=settings.alpha,
+            allow_dataset_change=settings.allow_dataset_change,
+            fail_on_case_regression=settings.fail_on_case_regression,
+        )
+    except ConfigError as exc:
+        return BaselineOutcome([f"baseline comparison not run: {exc}"])
+    return BaselineOutcome(
+        list(comparison.gate_failures),
+        summary_lines(comparison, path.name),
+        {"path": str(path), **comparison.to_dict()},
+    )
+
+
+def _ids(flips: Sequence[Any]) -> str:
+    shown = ", ".join(
+        f.id if f.before is None or f.now is None else f"{f.id} ({f.before} -> {f.now})"
+        for f in flips[:_LIST_LIMIT]
+    )
+    more = len(flips) - _LIST_LIMIT
+    return shown + (f", … (+{more})" if more > 0 else "")
+
+
+def _num(value: float | None, spec: str = ".3f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _table(rows: Sequence[AggregateChange]) -> str:
+    from tabulate import tabulate
+
+    body = [
+        [
+            a.pipeline,
+            a.selector,
+            a.metric,
+            a.n,
+            _num(a.baseline_mean),
+            _num(a.current_mean),
+            _num(a.delta, "+.3f"),
+            f"{a.tolerance:g}",
+            "-" if a.test is None else f"{a.test.p_value:.3g}",
+            a.verdict.upper() if a.failed else a.verdict,
+        ]
+        for a in rows
+    ]
+    headers = ["pipeline", "selector", "metric", "n", "baseline", "now", "delta", "tol", "p"]
+    return tabulate(body, headers=[*headers, "verdict"], tablefmt="simple", disable_numparse=True)
+
+
+def summary_lines(comparison: Comparison, name: str) -> list[str]:
+    """The terminal summary of a comparison (the gate failures are printed by the session)."""
+    if comparison.refused is not None:
+        return [f"ragproof baseline {name}: not compared (dataset changed)"]
+    lines = [f"ragproof baseline {name} (alpha {comparison.alpha:g}):"]
+    pipelines = sorted(
+        {f.pipeline for f in comparison.flips} | {a.pipeline for a in comparison.aggregates}
+    )
+    for pipeline in pipelines:
+        counts = {
+            change: comparison.flips_of(change, pipeline)
+            for change in ("improved", "regressed", "new", "removed")
+        }
+        lines.append(
+            f"  cases [{pipeline}]: "
+            + ", ".join(f"{len(flips)} {change}" for change, flips in counts.items())
+        )
+        for change, flips in counts.items():
+            if flips:
+                lines.append(f"    {change}: {_ids(flips)}")
+    if all(a.verdict == "no data" for a in comparison.aggregates):
+        lines.append("  nothing comparable: no metric was scored on cases both runs share")
+    else:
+        lines.extend("  " + row for row in _table(comparison.aggregates).splitlines())
+    for a in comparison.aggregates:
+        if a.note is not None:
+            lines.append(f"  {a.label} [{a.pipeline}]: {a.note}")
+    if comparison.flips_of("regressed") and not comparison.fail_on_case_regression:
+        lines.append(
+            "  case flips do not gate the run (--ragproof-fail-on-case-regression makes them)"
+        )
+    lines.extend(f"  note: {note}" for note in comparison.notes)
+    return lines

@@ -1,0 +1,228 @@
+"""``ragproof merge``: the verdict of a run from the results files of its shards (pytest-free).
+
+Each shard wrote its results file with ``--ragproof-report``, under
+``--ragproof-shard K/N`` or under another plugin's deselection (pytest-shard,
+pytest-split): every file records, in its ``run`` section, the items it selected
+that have no case record (skipped, never scored), the population of the whole
+run and the full settings. :func:`merge` checks that the files belong together
+(same settings, same datasets by hash, same population) and cover every item of
+the population exactly once, then rebuilds the run's facts and decides them with
+the same :func:`~pytest_ragproof.verdict.decide.decide` as a pytest run, so every
+aggregate, gate and baseline comparison is the one a single run would compute.
+
+The datasets are not loaded: their recorded entries (path, sha256, frozen, cases)
+are all the verdict needs, so merging needs neither the pipeline nor the dataset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_ragproof.errors import ConfigError
+from pytest_ragproof.verdict.config import RunConfig
+from pytest_ragproof.verdict.decide import DatasetFacts, RunFacts, RunOutcome, decide
+from pytest_ragproof.verdict.record import CaseRecord
+
+__all__ = ["ShardFile", "merge"]
+
+_EXAMPLES = 3
+
+
+@dataclass(frozen=True)
+class ShardFile:
+    """One results file given to ``ragproof merge``: the name it is shown by, its document."""
+
+    name: str
+    doc: Mapping[str, Any]
+
+    @property
+    def run(self) -> Mapping[str, Any]:
+        run: Mapping[str, Any] = self.doc["run"]
+        return run
+
+    @property
+    def label(self) -> str:
+        shard = self.run.get("shard")
+        return self.name if not shard else f"{self.name} (shard {shard['k']}/{shard['n']})"
+
+    def covered(self) -> set[str]:
+        """The items this file selected: scored, skipped or never scored (node ids)."""
+        ids = {str(c["nodeid"]) for c in self.doc.get("cases") or []}
+        return ids | set(self.run["skipped"]) | set(self.run["missing"])
+
+
+def _flat(value: Any, prefix: str) -> Iterator[tuple[str, Any]]:
+    if isinstance(value, Mapping) and value:
+        for key in sorted(value):
+            yield from _flat(value[key], f"{prefix}.{key}")
+    else:
+        yield prefix, value
+
+
+def _first_difference(a: Any, b: Any, prefix: str) -> tuple[str, Any, Any] | None:
+    left, right = dict(_flat(a, prefix)), dict(_flat(b, prefix))
+    for key in sorted(set(left) | set(right)):
+        if left.get(key) != right.get(key):
+            return key, left.get(key), right.get(key)
+    return None
+
+
+def _datasets(f: ShardFile) -> dict[str, dict[str, Any]]:
+    """The file's dataset entries without their per-shard ``evaluated`` count."""
+    return {
+        str(d["path"]): {k: v for k, v in d.items() if k != "evaluated"}
+        for d in f.doc.get("datasets") or []
+    }
+
+
+def _shared(f: ShardFile) -> dict[str, Any]:
+    """What every file of one run records alike (only the shard's K may differ)."""
+    run = f.run
+    return {
+        "settings": f.doc.get("settings"),
+        "redacted": f.doc.get("redacted"),
+        "run.config": run["config"],
+        "run.population": run["population"],
+        "run.datasets": run["datasets"],
+        "run.shard.n": (run.get("shard") or {}).get("n"),
+    }
+
+
+def _check_together(files: Sequence[ShardFile]) -> None:
+    """Same settings, datasets (by hash) and population in every file, or ConfigError."""
+    first = files[0]
+    for f in files:
+        if f.doc.get("run") is None:
+            raise ConfigError(
+                f"{f.name} has no 'run' section (written by evaluate() or an older "
+                "pytest-ragproof); merge takes the --ragproof-report files of pytest runs"
+            )
+    for f in files[1:]:
+        own, theirs = _datasets(first), _datasets(f)
+        for path in sorted(set(own) | set(theirs)):
+            if path not in own or path not in theirs:
+                has, lacks = (f, first) if path not in own else (first, f)
+                raise ConfigError(
+                    f"dataset {path} is in {has.name} but not in {lacks.name}; merge the "
+                    "results of one run's shards (same datasets, same settings)"
+                )
+            diff = _first_difference(own[path], theirs[path], "")
+            if diff is not None:
+                key, a, b = diff
+                raise ConfigError(
+                    f"dataset {path} differs: {key.lstrip('.')} is {a!r} in {first.name} and "
+                    f"{b!r} in {f.name}; run every shard on the same frozen dataset"
+                )
+        mine, theirs = _shared(first), _shared(f)
+        for section in mine:
+            diff = _first_difference(mine[section], theirs[section], section)
+            if diff is not None:
+                key, a, b = diff
+                raise ConfigError(
+                    f"{first.name} and {f.name} differ in {key}: {a!r} vs {b!r}; run every "
+                    "shard with the same options (only --ragproof-shard's K may differ)"
+                )
+
+
+def _examples(ids: Sequence[str]) -> str:
+    shown = ", ".join(ids[:_EXAMPLES])
+    return shown + (f", … (+{len(ids) - _EXAMPLES})" if len(ids) > _EXAMPLES else "")
+
+
+def _check_coverage(files: Sequence[ShardFile]) -> list[set[str]]:
+    """Every item of the population in exactly one file, or ConfigError naming the gap."""
+    covered = [f.covered() for f in files]
+    owner: dict[str, int] = {}
+    shared: dict[tuple[int, int], list[str]] = {}
+    for i, ids in enumerate(covered):
+        for nodeid in ids:
+            j = owner.setdefault(nodeid, i)
+            if j != i:
+                shared.setdefault((j, i), []).append(nodeid)
+    if shared:
+        parts = [
+            f"{files[a].label} and {files[b].label} both ran {len(ids)} case(s), e.g. "
+            f"{_examples(sorted(ids))}"
+            for (a, b), ids in sorted(shared.items())
+        ]
+        raise ConfigError(
+            "the files overlap: "
+            + "; ".join(parts)
+            + "; give each shard's file once, from shards of one split"
+        )
+    population = int(files[0].run["population"])
+    if len(owner) == population:
+        return covered
+    known = set().union(
+        *(ids | set(f.run["deselected"]) for ids, f in zip(covered, files, strict=True))
+    )
+    unowned = sorted(known - set(owner))
+    why = [f"the files cover {len(owner)} of {population} case(s)"]
+    shards = [f.run["shard"] for f in files if f.run.get("shard")]
+    if len(shards) == len(files):
+        n = int(shards[0]["n"])
+        given = {int(s["k"]) for s in shards}
+        absent = [f"{k}/{n}" for k in range(1, n + 1) if k not in given]
+        if absent:
+            why.append(f"no file for shard {', '.join(absent)}")
+    if unowned:
+        why.append(
+            f"{len(unowned)} case(s) were deselected in every file (a missing pytest-shard or "
+            f"pytest-split group, or -k/-m in the shards?), e.g. {_examples(unowned)}"
+        )
+    raise ConfigError(
+        "; ".join(why) + "; merge needs the file of every shard, each run without -k or -m"
+    )
+
+
+def _unique(values: Iterator[str]) -> list[str]:
+    out: list[str] = []
+    for v in values:
+        if v not in out:
+            out.append(v)
+    return out
+
+
+def merge(files: Sequence[ShardFile], base: Path) -> tuple[RunOutcome, RunConfig]:
+    """The verdict of the run whose shards wrote ``files`` and the run's settings.
+
+    ConfigError (naming the files) when the files do not belong together or leave a
+    gap.
+
+    ``base``: where a recorded relative baseline path is resolved (the merge's folder,
+    the one pytest ran in).
+    """
+    from pytest_ragproof.verdict.recorded import config_from_record
+
+    if not files:
+        raise ConfigError("no results files given; e.g. ragproof merge shard-*.json")
+    _check_together(files)
+    _check_coverage(files)
+    first = files[0]
+    cfg = config_from_record(dict(first.run["config"]), base)
+    if cfg.settings() != first.doc.get("settings"):
+        raise ConfigError(
+            f"{first.name}: its recorded settings do not rebuild the same run configuration "
+            "(written by another pytest-ragproof version?); merge with the version that ran it"
+        )
+    records = [CaseRecord.from_dict(dict(c)) for f in files for c in f.doc.get("cases") or []]
+    population = int(first.run["population"])
+    per_dataset = first.run["datasets"]
+    facts = RunFacts(
+        records=records,
+        datasets=[
+            DatasetFacts(str(d["path"]), None, int(per_dataset[d["path"]]), recorded=d)
+            for d in first.doc.get("datasets") or []
+        ],
+        expected=population,
+        selected=population,
+        missing=sorted(m for f in files for m in f.run["missing"]),
+        stopped=any(bool(f.run["stopped"]) for f in files),
+        not_selected=_unique(p for f in files for p in f.run["not_selected"]),
+        notes=_unique(n for f in files for n in f.run["notes"]),
+        skipped=sorted(s for f in files for s in f.run["skipped"]),
+    )
+    return decide(facts, cfg), cfg

@@ -1,0 +1,95 @@
+"""The terminal summary: one table per run, errors, flaky cases, worst cases, latency."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pytest_ragproof.verdict.gates import ThresholdResult, population
+from pytest_ragproof.verdict.record import CaseRecord
+from pytest_ragproof.verdict.thresholds import aggregate
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def threshold_table(results: Sequence[ThresholdResult], records: Sequence[CaseRecord]) -> str:
+    from tabulate import tabulate
+
+    rows = []
+    for r in results:
+        recs = [
+            c
+            for c in records
+            if c.pipeline == r.pipeline and r.metric in c.metrics and c.status != "error"
+        ]
+        pop = population(recs, r.threshold, r.pipeline)
+        values = [c.metrics[r.metric] for c in pop]
+        stats = aggregate(values) if values else {}
+        bound = r.bound if r.scope == "case" else f"{r.aggregator} {r.bound}"
+        verdict = r.verdict.upper() if r.verdict in ("pass", "fail") else r.verdict
+        if r.scope == "aggregate" and not r.gated:
+            verdict += " (not gated)"
+        rows.append(
+            [
+                r.pipeline,
+                r.selector,
+                r.metric,
+                r.n,
+                _fmt(stats.get("mean")),
+                _fmt(stats.get("min")),
+                f"{bound} ({r.scope})",
+                verdict,
+            ]
+        )
+    return tabulate(
+        rows,
+        headers=["pipeline", "selector", "metric", "n", "mean", "min", "threshold", "verdict"],
+        tablefmt="simple",
+        disable_numparse=True,
+    )
+
+
+def worst_cases(records: Sequence[CaseRecord], limit: int) -> list[str]:
+    failing = [r for r in records if r.status != "passed"]
+    failing.sort(key=lambda r: (r.status != "error", -len(r.failures), r.pipeline, r.id))
+    lines = []
+    for r in failing[:limit]:
+        if r.status == "error":
+            detail = f"error {r.error_type}"
+        else:
+            detail = "; ".join(f.line() for f in r.failures)
+        lines.append(f"{r.pipeline} {r.nodeid}: {detail}")
+    return lines
+
+
+FLAKY_SHOWN = 10
+
+
+def flaky_line(records: Sequence[CaseRecord]) -> str | None:
+    """``--ragproof-repeat``: the cases some but not all of whose repeats passed."""
+    from pytest_ragproof.execution.repeat import is_flaky
+
+    flaky = [r for r in records if is_flaky(r)]
+    if not flaky:
+        return None
+    several = len({r.pipeline for r in records}) > 1
+    shown = []
+    for r in flaky[:FLAKY_SHOWN]:
+        repeats = r.repeats or {}
+        where = f" [{r.pipeline}]" if several else ""
+        shown.append(f"{r.id}{where} {repeats['passed']}/{repeats['n']} ({r.status})")
+    more = f", … (+{len(flaky) - FLAKY_SHOWN})" if len(flaky) > FLAKY_SHOWN else ""
+    return f"flaky (0 < pass rate < 1): {len(flaky)} case(s): " + ", ".join(shown) + more
+
+
+def latency_line(records: Sequence[CaseRecord]) -> str | None:
+    parts = []
+    for pipeline in sorted({r.pipeline for r in records}):
+        values = [
+            r.latency_s for r in records if r.pipeline == pipeline and r.latency_s is not None
+        ]
+        if values:
+            stats = aggregate(values)
+            parts.append(f"{pipeline} p50 {stats['p50']:.3f}s p95 {stats['p95']:.3f}s")
+    return ("latency: " + "; ".join(parts)) if parts else None

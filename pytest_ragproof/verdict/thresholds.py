@@ -1,0 +1,209 @@
+"""Threshold expressions: parse ``[SELECTOR:]METRIC[.AGG] OP NUMBER`` and evaluate them.
+
+SELECTOR is a case kind (``qa``), a question type (``distracting``), ``tag=NAME``
+or ``*`` (the default). AGG (aggregate thresholds only) is ``mean`` (default),
+``min``, ``max``, ``p50``, ``p90`` or ``p95``. OP is ``>=``, ``>``, ``<=`` or ``<``.
+
+A threshold applies to a case when its selector matches the case and the metric
+is declared for the case's kind in the metric registry. Pure: no pytest here.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from pytest_ragproof import defaults
+from pytest_ragproof.errors import ConfigError
+from pytest_ragproof.metrics import registry
+from pytest_ragproof.metrics.selector import CaseLike, Selector, parse_selector
+from pytest_ragproof.vocabulary import is_selector
+
+AGGREGATORS = ("mean", "min", "max", "p50", "p90", "p95")
+DEFAULT_CASE_THRESHOLDS = defaults.CASE_THRESHOLDS
+
+_OPS: dict[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge,
+    ">": operator.gt,
+    "<=": operator.le,
+    "<": operator.lt,
+}
+_EXPR = re.compile(
+    r"""^\s*
+    (?:(?P<selector>[^:<>]+?)\s*:\s*)?
+    (?P<metric>(?:[a-z][a-z_]*:)?[A-Za-z_][A-Za-z0-9_]*(?:@[0-9]+)?)
+    (?:\.(?P<agg>[A-Za-z0-9]+))?
+    \s*(?P<op>>=|<=|>|<)\s*
+    (?P<number>[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?)
+    \s*$""",
+    re.VERBOSE,
+)
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """One parsed threshold expression (its selector parsed once, as ``sel``)."""
+
+    expression: str
+    selector: str
+    metric: str
+    aggregator: str | None
+    op: str
+    value: float
+    scope: str  # "case" or "aggregate"
+    sel: Selector = field(init=False, repr=False, compare=False)
+
+    kinds: frozenset[str] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sel", Selector(self.selector))
+        spec = registry.resolve(self.metric)
+        object.__setattr__(self, "kinds", None if spec is None else frozenset(spec.kinds))
+
+    def selects(self, case: CaseLike) -> bool:
+        """Does the selector match this case (ignoring the metric's kinds)?"""
+        return self.sel.matches(case)
+
+    def applies_to(self, case: CaseLike) -> bool:
+        kinds = self.kinds
+        return (kinds is None or case.kind in kinds) and self.sel.matches(case)
+
+    def check(self, observed: float) -> bool:
+        return _OPS[self.op](observed, self.value)
+
+    @property
+    def bound(self) -> str:
+        """The right-hand side, e.g. ``>= 0.8``."""
+        return f"{self.op} {self.value:g}"
+
+
+def _example(scope: str) -> str:
+    return "'qa:recall@5>=0.8'" if scope == "aggregate" else "'qa:hit@5>=1'"
+
+
+def _evaluator_prefix(word: str, metric: str) -> bool:
+    """Is ``word`` (before the first colon) an evaluator's name rather than a selector?
+
+    Not a selector, shaped like a name, and not a likely typo of one (``qx`` stays an
+    unknown selector, so its error says what a selector is).
+    """
+    import difflib
+
+    from pytest_ragproof.vocabulary import KINDS, QUESTION_TYPES
+
+    if is_selector(word) or registry.resolve(f"{word}:{metric}") is None:
+        return False
+    cutoff = 0.5 if len(word) <= 3 else 0.75
+    return not difflib.get_close_matches(word, [*KINDS, *QUESTION_TYPES], n=1, cutoff=cutoff)
+
+
+def parse_threshold(text: str, scope: str) -> Threshold:
+    """Parse one expression; raise ConfigError with a correct example on failure."""
+    option = f"--ragproof-{scope}-threshold"
+    m = _EXPR.match(text)
+    if m is None:
+        raise ConfigError(
+            f"Could not parse {scope} threshold '{text}'; expected "
+            f"[SELECTOR:]METRIC{'[.AGG]' if scope == 'aggregate' else ''} OP NUMBER, "
+            f"e.g. {option} {_example(scope)}"
+        )
+    given = m.group("selector")
+    metric = m.group("metric")
+    if given is not None and ":" not in metric and _evaluator_prefix(given.strip(), metric):
+        # 'ragas:faithfulness>=0.8': an evaluator's metric, not a selector and a metric.
+        metric, given = f"{given.strip()}:{metric}", None
+    try:
+        selector = parse_selector(
+            given or "*",
+            where=f"{scope} threshold '{text}'",
+            example=f"{option} {_example(scope)}",
+        ).text
+    except ConfigError as exc:
+        if given is not None and registry.resolve(f"{given.strip()}:{metric}") is not None:
+            raise ConfigError(
+                f"{exc}; for the metric '{metric}' of an evaluator named '{given.strip()}' "
+                f"write '*:{given.strip()}:{metric}'"
+            ) from None
+        raise
+    agg = m.group("agg")
+    if registry.resolve(metric) is None:
+        raise ConfigError(
+            f"Unknown metric '{metric}' in {scope} threshold '{text}'; known metrics: "
+            f"{', '.join(registry.known_names())}, e.g. {option} {_example(scope)}"
+        )
+    if scope == "case" and agg is not None:
+        raise ConfigError(
+            f"Case threshold '{text}' has an aggregator '.{agg}'; aggregators belong to "
+            f"aggregate thresholds, e.g. --ragproof-aggregate-threshold 'latency_s.p95<=2'"
+        )
+    if agg is not None and agg not in AGGREGATORS:
+        raise ConfigError(
+            f"Unknown aggregator '.{agg}' in '{text}'; use one of {', '.join(AGGREGATORS)}, "
+            f"e.g. --ragproof-aggregate-threshold 'latency_s.p95<=2'"
+        )
+    value = float(m.group("number"))
+    if not math.isfinite(value):
+        raise ConfigError(f"Threshold '{text}' needs a finite number, e.g. {_example(scope)}")
+    return Threshold(
+        expression=text.strip(),
+        selector=selector,
+        metric=metric,
+        aggregator=(agg or "mean") if scope == "aggregate" else None,
+        op=m.group("op"),
+        value=value,
+        scope=scope,
+    )
+
+
+def parse_case_thresholds(values: Iterable[str]) -> list[Threshold]:
+    """User case thresholds plus the defaults, unless a value is ``none``."""
+    values = [v for v in values if v.strip()]
+    use_defaults = not any(v.strip().lower() == "none" for v in values)
+    exprs = [v for v in values if v.strip().lower() != "none"]
+    if use_defaults:
+        exprs = list(DEFAULT_CASE_THRESHOLDS) + [
+            e for e in exprs if e not in DEFAULT_CASE_THRESHOLDS
+        ]
+    return [parse_threshold(e, "case") for e in exprs]
+
+
+def parse_aggregate_thresholds(values: Iterable[str]) -> list[Threshold]:
+    return [parse_threshold(v, "aggregate") for v in values if v.strip() and v.strip() != "none"]
+
+
+def percentile(sorted_values: Sequence[float], q: float) -> float:
+    """Linear-interpolated percentile (numpy's default) of an ascending sequence."""
+    if not sorted_values:
+        raise ValueError("no values")
+    pos = (len(sorted_values) - 1) * q
+    lo = math.floor(pos)
+    hi = math.ceil(pos)
+    if lo == hi:
+        return float(sorted_values[lo])
+    return float(sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo))
+
+
+def aggregate(values: Sequence[float]) -> dict[str, float]:
+    """mean, min, max, p50, p90, p95 of non-empty values."""
+    ordered = sorted(values)
+    return {
+        "mean": math.fsum(ordered) / len(ordered),
+        "min": float(ordered[0]),
+        "max": float(ordered[-1]),
+        "p50": percentile(ordered, 0.50),
+        "p90": percentile(ordered, 0.90),
+        "p95": percentile(ordered, 0.95),
+    }
+
+
+def cutoffs(thresholds: Iterable[Threshold]) -> set[int]:
+    """The k values thresholds refer to (so they are always computed)."""
+    out: set[int] = set()
+    for t in thresholds:
+        k = registry.cutoff_of(t.metric)
+        if k is not None:
+            out.add(k)
+    return out
