@@ -26,11 +26,11 @@ from pytest_ragproof.execution.call import LoopOwner, check_signature
 from pytest_ragproof.execution.execute import Outcome, call_case, finish_case
 from pytest_ragproof.execution.prefetch import Prefetcher
 from pytest_ragproof.execution.repeat import finish_repeats, repeat_keys
+from pytest_ragproof.results.document import dumps, write_results
 from pytest_ragproof.verdict.config import RunConfig, make_config
 from pytest_ragproof.verdict.decide import DatasetFacts, RunFacts, decide
 from pytest_ragproof.verdict.gates import ThresholdResult
 from pytest_ragproof.verdict.record import CaseRecord
-from pytest_ragproof.verdict.results import dumps, write_results
 from pytest_ragproof.verdict.summary import threshold_table
 
 if TYPE_CHECKING:

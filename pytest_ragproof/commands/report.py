@@ -47,8 +47,8 @@ def only_kinds(results: dict[str, Any], kinds: set[str]) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from pytest_ragproof.fileio import write_atomic
+    from pytest_ragproof.results.document import read_results
     from pytest_ragproof.verdict.exports import renderer
-    from pytest_ragproof.verdict.results import read_results
 
     if args.kind and args.format != "inspectorraget":
         print(

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from pytest_ragproof.execution.evaluating import EvaluatorRunner
     from pytest_ragproof.execution.judging import Judged
 
-__all__ = ["RepeatVerdict", "finish_repeats", "is_flaky", "repeat_keys"]
+__all__ = ["RepeatVerdict", "finish_repeats", "repeat_keys"]
 
 _USAGE_KEYS = ("calls", "cached", "requests", "prompt_tokens", "completion_tokens")
 
@@ -38,12 +38,6 @@ _USAGE_KEYS = ("calls", "cached", "requests", "prompt_tokens", "completion_token
 def repeat_keys(key: str, n: int) -> list[str]:
     """The prefetch/judging keys of a case's calls: ``key`` itself when it runs once."""
     return [key] if n == 1 else [f"{key}#r{i}" for i in range(1, n + 1)]
-
-
-def is_flaky(case: CaseRecord | dict[str, Any]) -> bool:
-    """Did some but not all repeats of a case (a record or a results entry) pass?"""
-    repeats = case.repeats if isinstance(case, CaseRecord) else case.get("repeats")
-    return isinstance(repeats, dict) and 0 < float(repeats["pass_rate"]) < 1
 
 
 @dataclass

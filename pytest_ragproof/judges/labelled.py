@@ -211,7 +211,7 @@ def load_results(
     results_path: Path, labels_path: Path, metric: str, *, pipeline: str | None = None
 ) -> tuple[list[LabelledItem], str]:
     """The labelled cases of a results file, and its abstain language."""
-    from pytest_ragproof.verdict.results import read_results
+    from pytest_ragproof.results.document import read_results
 
     judge = check_metric(metric)
     results = read_results(results_path)

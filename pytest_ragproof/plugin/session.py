@@ -40,11 +40,11 @@ from pytest_ragproof.plugin.lookahead import LookAhead
 from pytest_ragproof.plugin.scorers import Scorers, check_judges
 from pytest_ragproof.plugin.selection import add_collection_args, select_datasets
 from pytest_ragproof.plugin.settings import build, check_outputs
+from pytest_ragproof.results.document import write_results
 from pytest_ragproof.verdict.config import RunConfig
 from pytest_ragproof.verdict.decide import DatasetFacts, RunFacts, RunOutcome, decide
 from pytest_ragproof.verdict.exports import EXPORTERS, write_export
 from pytest_ragproof.verdict.record import CaseRecord
-from pytest_ragproof.verdict.results import write_results
 from pytest_ragproof.verdict.shard import Shard, parse_shard
 
 if TYPE_CHECKING:

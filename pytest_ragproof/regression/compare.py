@@ -45,7 +45,7 @@ from pytest_ragproof.regression.stats import (
     too_few_pairs,
 )
 from pytest_ragproof.regression.tolerance import Tolerance, parse_tolerances, tolerance_for
-from pytest_ragproof.verdict.results import RESULTS_FORMAT
+from pytest_ragproof.results.document import RESULTS_FORMAT
 
 __all__ = ["AggregateChange", "CaseFlip", "Comparison", "compare"]
 

@@ -37,11 +37,11 @@ from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any
 
-from pytest_ragproof.execution.repeat import is_flaky
 from pytest_ragproof.reporting import html_sections as sec
 from pytest_ragproof.reporting.components import BASIS_CORRECTNESS, score_basis
 from pytest_ragproof.reporting.html_sections import esc
 from pytest_ragproof.reporting.judge_reasons import judge_error_text, judge_views
+from pytest_ragproof.results.document import is_flaky
 
 __all__ = ["CSP", "case_data", "render_html"]
 

@@ -74,7 +74,7 @@ def summary(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
 
 def flaky(results: Mapping[str, Any]) -> str:
     """``--ragproof-repeat``: the cases some but not all of whose repeats passed."""
-    from pytest_ragproof.execution.repeat import is_flaky
+    from pytest_ragproof.results.document import is_flaky
 
     rows = []
     for c in results.get("cases") or []:

@@ -354,7 +354,7 @@ def _worst(results: Mapping[str, Any], limit: int) -> list[str]:
 
 
 def _flaky(results: Mapping[str, Any]) -> list[str]:
-    from pytest_ragproof.execution.repeat import is_flaky
+    from pytest_ragproof.results.document import is_flaky
 
     flaky = [c for c in results.get("cases") or [] if is_flaky(c)]
     rows = [

@@ -26,7 +26,7 @@ from typing import Any
 from pytest_ragproof import defaults
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.regression.compare import AggregateChange, Comparison, compare
-from pytest_ragproof.verdict.results import RESULTS_FORMAT, read_results
+from pytest_ragproof.results.document import RESULTS_FORMAT, read_results
 
 __all__ = [
     "BaselineOutcome",

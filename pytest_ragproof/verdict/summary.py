@@ -68,7 +68,7 @@ FLAKY_SHOWN = 10
 
 def flaky_line(records: Sequence[CaseRecord]) -> str | None:
     """``--ragproof-repeat``: the cases some but not all of whose repeats passed."""
-    from pytest_ragproof.execution.repeat import is_flaky
+    from pytest_ragproof.results.document import is_flaky
 
     flaky = [r for r in records if is_flaky(r)]
     if not flaky:

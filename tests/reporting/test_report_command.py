@@ -13,7 +13,7 @@ from pytest_ragproof.cli import main
 from pytest_ragproof.reporting.html import render_html
 from pytest_ragproof.reporting.inspectorraget_format import validate_export
 from pytest_ragproof.reporting.markdown import render_markdown
-from pytest_ragproof.verdict.results import read_results
+from pytest_ragproof.results.document import read_results
 from tests.reporting.conftest import Runs
 
 

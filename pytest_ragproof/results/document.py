@@ -1,0 +1,51 @@
+"""Reading and writing the results file, and the questions renderers ask of a case entry."""
+
+from __future__ import annotations
+
+import json
+import platform
+from pathlib import Path
+from typing import Any
+
+RESULTS_FORMAT = "ragproof.results/1"
+
+
+def versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": platform.python_version()}
+    for dist in ("pytest-ragproof", "pytest"):
+        try:
+            out[dist] = version(dist)
+        except PackageNotFoundError:  # pragma: no cover - bare checkout
+            out[dist] = "unknown"
+    return out
+
+
+def dumps(results: dict[str, Any]) -> str:
+    """Deterministic, diff-friendly JSON: sorted keys, 2-space indent, trailing newline."""
+    return json.dumps(results, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_results(results: dict[str, Any], path: Path) -> None:
+    from pytest_ragproof.fileio import write_atomic
+
+    write_atomic(path, dumps(results))
+
+
+def read_results(path: Path) -> dict[str, Any]:
+    from pytest_ragproof.errors import ConfigError
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read results file {path}: {type(exc).__name__}") from None
+    if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT:
+        raise ConfigError(f"{path} is not a ragproof results file (format {RESULTS_FORMAT})")
+    return data
+
+
+def is_flaky(case: Any) -> bool:
+    """Did some but not all repeats of a case (a case record or a results entry) pass?"""
+    repeats = case.get("repeats") if isinstance(case, dict) else getattr(case, "repeats", None)
+    return isinstance(repeats, dict) and 0 < float(repeats["pass_rate"]) < 1
