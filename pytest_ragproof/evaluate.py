@@ -35,7 +35,8 @@ from pytest_ragproof.verdict.summary import threshold_table
 
 if TYPE_CHECKING:
     from pytest_ragproof.execution.evaluating import EvaluatorRunner
-    from pytest_ragproof.execution.judging import Judged, JudgeStage
+    from pytest_ragproof.execution.execute import Judged
+    from pytest_ragproof.execution.judging import JudgeStage
 
 __all__ = ["Results", "evaluate"]
 
@@ -69,7 +70,7 @@ class Results:
         columns (``<NA>`` where a case has no value). Redacted runs have no text columns'
         values. Needs pandas (``pip install pandas``).
         """
-        from pytest_ragproof.interop.frames import results_frame
+        from pytest_ragproof.dataset.frames import results_frame
 
         return results_frame(self.document["cases"])
 

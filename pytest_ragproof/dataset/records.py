@@ -70,7 +70,7 @@ class Dataset:
 
         Needs pandas (``pip install pandas``); raises a ``MissingExtraError`` naming it.
         """
-        from pytest_ragproof.interop.frames import cases_frame
+        from pytest_ragproof.dataset.frames import cases_frame
 
         return cases_frame(
             (case.model_dump(mode="json") for case in self.cases), list(Case.model_fields)

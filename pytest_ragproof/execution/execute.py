@@ -23,7 +23,6 @@ from pytest_ragproof.verdict.record import CaseRecord
 
 if TYPE_CHECKING:
     from pytest_ragproof.execution.evaluating import EvaluatorRunner
-    from pytest_ragproof.execution.judging import Judged
     from pytest_ragproof.judges.engine import CaseJudgement
 
 
@@ -37,6 +36,15 @@ class Outcome:
     latency_s: float = 0.0
     # The normalized output, when the judging stage already made it.
     output: PipelineOutput | None = None
+
+
+@dataclass
+class Judged:
+    """The judgement of one case, or why there is none."""
+
+    judgement: CaseJudgement | None = None
+    inputs_error: str | None = None  # the rag_judge_inputs problem, in our words
+    config_error: str | None = None  # the judge model cannot be called at all
 
 
 def timed(call: Callable[[], Any], start: float | None = None) -> Outcome:

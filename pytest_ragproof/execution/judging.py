@@ -17,17 +17,15 @@ import asyncio
 import concurrent.futures
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from pytest_ragproof.dataset.models import Case
 from pytest_ragproof.errors import ConfigError, LLMConfigError, OutputShapeError
-from pytest_ragproof.execution.execute import Outcome
+from pytest_ragproof.execution.execute import Judged, Outcome
 from pytest_ragproof.execution.prefetch import stop_loop
 from pytest_ragproof.judges import JudgeSettings
 from pytest_ragproof.judges.engine import (
     Budget,
-    CaseJudgement,
     JudgeEngine,
     JudgeInputs,
     Usage,
@@ -45,15 +43,6 @@ InputsFn = Callable[[PipelineOutput, Case], Mapping[str, Any]]
 
 class JudgeInputsError(Exception):
     """``rag_judge_inputs`` raised or returned something unusable (message is ours)."""
-
-
-@dataclass
-class Judged:
-    """The judgement of one case, or why there is none."""
-
-    judgement: CaseJudgement | None = None
-    inputs_error: str | None = None  # the rag_judge_inputs problem, in our words
-    config_error: str | None = None  # the judge model cannot be called at all
 
 
 def default_inputs(output: PipelineOutput, case: Case) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from pytest_ragproof.verdict.record import CaseRecord, Failure
 
 if TYPE_CHECKING:
     from pytest_ragproof.execution.evaluating import EvaluatorRunner
-    from pytest_ragproof.execution.judging import Judged
+    from pytest_ragproof.execution.execute import Judged
 
 __all__ = ["RepeatVerdict", "finish_repeats", "repeat_keys"]
 

@@ -49,7 +49,8 @@ from pytest_ragproof.verdict.shard import Shard, parse_shard
 
 if TYPE_CHECKING:
     from pytest_ragproof.execution.evaluating import EvaluatorRunner
-    from pytest_ragproof.execution.judging import Judged, JudgeStage
+    from pytest_ragproof.execution.execute import Judged
+    from pytest_ragproof.execution.judging import JudgeStage
 
 RECORD_KEY = pytest.StashKey[CaseRecord]()
 
