@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pytest_ragproof.judges import grounding
 from pytest_ragproof.judges import schemas as S
 from pytest_ragproof.judges.base import Ask, CaseJudgement, Judge, Subject
 from pytest_ragproof.judges.prompts import Messages, Step, numbered
@@ -36,7 +37,8 @@ async def run(ask: Ask, out: CaseJudgement, s: Subject) -> None:
     assert x.reference is not None
     schema = S.correctness(len(claims))
     messages = prompt(x.question, x.reference, claims)
-    reply = await ask(STEP, messages, schema, items=len(claims) + 3)
+    with grounding.claims_from("reference answer", x.reference, x.question):
+        reply = await ask(STEP, messages, schema, items=len(claims) + 3)
     answer_v: list[S.PlainVerdict] = reply.answer_claims  # type: ignore[attr-defined]
     reference_v: list[S.ReferenceClaim] = reply.reference_claims  # type: ignore[attr-defined]
     precision = sum(1 for v in answer_v if v.verdict) / len(claims)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from pytest_ragproof.judges import grounding
 from pytest_ragproof.judges import schemas as S
 from pytest_ragproof.judges.base import Ask
 from pytest_ragproof.judges.prompts import Messages, Step
@@ -28,7 +29,8 @@ def prompt(question: str, answer: str) -> Messages:
 
 async def extract(ask: Ask, question: str, answer: str) -> list[str]:
     """The answer's claims, stripped, empty ones dropped."""
-    extracted = await ask(STEP, prompt(question, answer), S.Claims)
+    with grounding.claims_from("answer", answer, question):
+        extracted = await ask(STEP, prompt(question, answer), S.Claims)
     return [c.strip() for c in extracted.claims if c.strip()]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pytest_ragproof.judges import grounding
 from pytest_ragproof.judges import schemas as S
 from pytest_ragproof.judges.base import Ask, CaseJudgement, Judge, Subject, rank
 from pytest_ragproof.judges.prompts import Messages, Step, passages
@@ -32,7 +33,9 @@ def prompt(question: str, reference: str, contexts: Sequence[str]) -> Messages:
 async def run(ask: Ask, out: CaseJudgement, s: Subject) -> None:
     x, contexts = s.inputs, s.contexts
     assert x.reference is not None
-    reply = await ask(STEP, prompt(x.question, x.reference, contexts), S.ContextRecall, items=4)
+    messages = prompt(x.question, x.reference, contexts)
+    with grounding.claims_from("reference answer", x.reference, x.question):
+        reply = await ask(STEP, messages, S.ContextRecall, items=4)
     claims = reply.reference_claims
     out.metrics["context_recall"] = sum(1 for c in claims if c.verdict) / len(claims)
     out.details["context_recall"] = {
