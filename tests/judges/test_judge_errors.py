@@ -41,8 +41,10 @@ FAULTS: dict[str, tuple[str, Action, str, int | None]] = {
         "ProviderError",
         429,
     ),
-    "timeout": ("abstained", hang(3.0), "LLMTimeoutError", None),
+    "timeout": ("abstained", hang(8.0), "LLMTimeoutError", None),
 }
+#: Judge calls time out after this (the hanging step only: the stub answers the rest at once).
+TIMEOUT_S = 2.0
 
 
 class FailOnBerlin:
@@ -68,7 +70,7 @@ def _args(stub: StubServer) -> list[str]:
         f"--ragproof-judge-api-base={stub.url}",
         "--ragproof-no-cache",
         "--ragproof-judge-retries=1",
-        "--ragproof-judge-timeout=0.5",
+        f"--ragproof-judge-timeout={TIMEOUT_S}",
         "--ragproof-judges=all",
     ]
 
@@ -129,6 +131,8 @@ def test_a_judge_failure_is_an_error_case_through_pytest(
     latency = gates["qa:latency_s<=600"]
     assert latency["verdict"] == "pass" and latency["n"] == 2 and latency["observed"] is not None
     assert "no scored cases" not in out
+    assert "cases: 3 passed, 0 failed, 1 error" in out
+    assert "errors: q3 (JudgeError)" in out
 
     export = load_json(project.path / "run.qa.json")
     (evaluation,) = [e for e in export["evaluations"] if "Berlin" in str(e.get("model_response"))]
@@ -160,7 +164,7 @@ def test_a_judge_failure_is_an_error_case_through_evaluate(
         judge_model="openai/stub-judge",
         judge_api_base=llm_stub.url,
         judge_retries=1,
-        judge_timeout=0.5,
+        judge_timeout=TIMEOUT_S,
         cache=False,
         thresholds=["qa:latency_s<=600"],
     ).to_dict()
