@@ -182,13 +182,29 @@ def _judgement(
         record.judge_estimate = j.estimate.to_dict()
     if j.error is not None:
         record.judge_error = dict(j.error)
-        e = j.error
-        cause = f" ({e['cause']}" + (f", HTTP {e['status']}" if e.get("status") else "") + ")"
-        return (
-            f"ragproof case {case.id}: judge step '{e['step']}' failed: {e['type']}"
-            f"{cause if 'cause' in e else ''}; the case is an error, not a pass "
-            "(the run goes on; provider messages are not kept)"
-        )
+        return judge_error_message(case.id, j.error)
     record.not_judged = dict(sorted(j.not_judged.items()))
     record.judgements = dict(sorted(j.details.items())) or None
     return j
+
+
+#: What a judge error type means, for the ones without a provider cause.
+_JUDGE_ERROR_HINTS = {
+    "InvalidOutputError": "the judge's reply was still unusable after one repair request",
+}
+
+
+def judge_error_message(case_id: str, error: dict[str, Any]) -> str:
+    """The failure message of a case whose judge step failed: step and types, never text."""
+    details = [str(error[k]) for k in ("cause",) if error.get(k)]
+    if error.get("status"):
+        details.append(f"HTTP {error['status']}")
+    hint = _JUDGE_ERROR_HINTS.get(str(error.get("type")))
+    if hint is not None:
+        details.append(hint)
+    detail = f" ({', '.join(details)})" if details else ""
+    return (
+        f"ragproof case {case_id}: judge step '{error.get('step')}' failed: "
+        f"{error.get('type')}{detail}; the case is an error, not a pass "
+        "(the run goes on; provider messages are not kept)"
+    )

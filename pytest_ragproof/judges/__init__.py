@@ -4,6 +4,13 @@ Importing this package is cheap (names and settings only): the prompts, the pyda
 schemas and the engine are imported by :mod:`pytest_ragproof.execution.judging` when a
 run asks for a judge, and litellm only when a judge call misses the cache.
 
+Layout: :mod:`~pytest_ragproof.judges.engine` makes the calls (budget, dry run, usage,
+errors) and runs the judges of a case; each judge is one module holding its versioned
+prompt step, what it needs and how it scores (``faithfulness``, ``answer_relevancy``,
+``answer_correctness``, ``context_relevance``, ``context_recall``, ``abstained``,
+``injection``), on what :mod:`~pytest_ragproof.judges.base` defines;
+:mod:`~pytest_ragproof.judges.claims` extracts the answer's claims the first three share.
+
 A judge is named by the metric it produces; ``answer_correctness`` also reports
 ``answer_correctness_precision`` and ``answer_correctness_recall``. A run asks for
 judges by naming one of these metrics in a threshold or a tolerance, or with

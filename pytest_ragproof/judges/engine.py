@@ -1,10 +1,12 @@
-"""Judging one case: the steps each judge needs, shared extraction, scores and reasons.
+"""Judging one case: the calls, the budget, shared claim extraction, errors.
 
 One :class:`JudgeEngine` per run (per xdist worker) holds the LLM client and the
 budget; :meth:`JudgeEngine.judge` is a coroutine run on the judging loop of
-:mod:`pytest_ragproof.execution.judging`. The answer's claims are extracted once per
-case and shared by ``faithfulness``, ``answer_relevancy`` and ``answer_correctness``;
-steps that do not depend on each other run concurrently (bounded by the client).
+:mod:`pytest_ragproof.execution.judging`. Each judge lives in its own module
+(:data:`JUDGE_MODULES`); the answer's claims are extracted once per case
+(:mod:`~pytest_ragproof.judges.claims`) and shared by ``faithfulness``,
+``answer_relevancy`` and ``answer_correctness``; steps that do not depend on each
+other run concurrently (bounded by the client).
 
 Nothing here returns NaN or a made-up score: a metric is either computed from the
 judge's verdicts, or absent with a reason in ``not_judged``, or the case is an error
@@ -14,37 +16,66 @@ judge's verdicts, or absent with a reason in ``not_judged``, or the case is an e
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from pytest_ragproof.errors import LLMConfigError, LLMError, ProviderError
-from pytest_ragproof.judges import JUDGE_KINDS, JudgeSettings
-from pytest_ragproof.judges import prompts as P
-from pytest_ragproof.judges import schemas as S
+from pytest_ragproof.judges import (
+    JUDGE_KINDS,
+    JudgeSettings,
+    abstained,
+    answer_correctness,
+    answer_relevancy,
+    claims,
+    context_recall,
+    context_relevance,
+    faithfulness,
+    injection,
+)
+from pytest_ragproof.judges.base import (
+    Ask,
+    CaseJudgement,
+    Estimate,
+    Judge,
+    JudgeInputs,
+    Subject,
+    Usage,
+)
+from pytest_ragproof.judges.prompts import Messages, Step
 from pytest_ragproof.llm.client import LLMClient
 from pytest_ragproof.llm.config import LLMConfig
 from pytest_ragproof.llm.request import estimate_tokens
 
+__all__ = [
+    "JUDGE_MODULES",
+    "Budget",
+    "BudgetReached",
+    "CaseJudgement",
+    "DryRunCall",
+    "Estimate",
+    "JudgeEngine",
+    "JudgeInputs",
+    "Usage",
+    "judge_llm_config",
+]
+
 T = TypeVar("T", bound=BaseModel)
 
-_CLAIM_JUDGES = ("faithfulness", "answer_relevancy", "answer_correctness")
-
-
-@dataclass(frozen=True)
-class JudgeInputs:
-    """Exactly what the judges of one case see (``rag_judge_inputs`` may choose it)."""
-
-    kind: str
-    question: str
-    answer: str | None
-    contexts: tuple[str, ...] | None
-    reference: str | None = None
-    payload: str | None = None
-    abstained: bool = False  # the lexical ``abstained`` metric said so
+#: Every judge, by the metric it produces, in the order the engine starts them.
+JUDGE_MODULES: dict[str, Judge] = {
+    j.metric: j
+    for j in (
+        faithfulness.JUDGE,
+        answer_relevancy.JUDGE,
+        answer_correctness.JUDGE,
+        context_relevance.JUDGE,
+        context_recall.JUDGE,
+        abstained.JUDGE,
+        injection.JUDGE,
+    )
+}
 
 
 def judge_llm_config(settings: JudgeSettings) -> LLMConfig:
@@ -72,60 +103,6 @@ class BudgetReached(Exception):
 
 class DryRunCall(Exception):
     """Raised by the dry-run admission: the call is counted, not made."""
-
-
-@dataclass
-class Usage:
-    calls: int = 0  # logical calls that reached the provider
-    cached: int = 0  # logical calls served by the cache
-    requests: int = 0  # HTTP requests, retries and repairs included
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float | None = 0.0  # None once any call's price is unknown
-
-    def add(self, other: Usage) -> None:
-        self.calls += other.calls
-        self.cached += other.cached
-        self.requests += other.requests
-        self.prompt_tokens += other.prompt_tokens
-        self.completion_tokens += other.completion_tokens
-        if self.cost_usd is None or other.cost_usd is None:
-            self.cost_usd = None
-        else:
-            self.cost_usd += other.cost_usd
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "calls": self.calls,
-            "cached": self.cached,
-            "requests": self.requests,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 8),
-        }
-
-
-@dataclass
-class Estimate:
-    calls: int = 0
-    cached: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    def to_dict(self) -> dict[str, int]:
-        return dict(self.__dict__)
-
-
-@dataclass
-class CaseJudgement:
-    """What the judges found on one case."""
-
-    metrics: dict[str, float] = field(default_factory=dict)
-    not_judged: dict[str, str] = field(default_factory=dict)
-    details: dict[str, dict[str, Any]] = field(default_factory=dict)
-    usage: Usage = field(default_factory=Usage)
-    error: dict[str, Any] | None = None
-    estimate: Estimate | None = None
 
 
 class Budget:
@@ -159,11 +136,6 @@ class Budget:
             self.spent_usd += cost
 
 
-def _sentences(text: str) -> list[str]:
-    """A rough claim split, used only to size dry-run estimates of dependent steps."""
-    return [s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s] or [text]
-
-
 class JudgeEngine:
     def __init__(self, settings: JudgeSettings, client: LLMClient, budget: Budget) -> None:
         self.settings = settings
@@ -177,11 +149,19 @@ class JudgeEngine:
         raise DryRunCall
 
     # -- one step -----------------------------------------------------------
+    def _asker(self, out: CaseJudgement) -> Ask:
+        """The judges' :class:`Ask` for one case: every call is accounted on ``out``."""
+
+        def ask(step: Step, messages: Messages, schema: type[T], *, items: int = 1) -> Awaitable[T]:
+            return self._call(out, step, messages, schema, items=items)
+
+        return ask
+
     async def _call(
         self,
         out: CaseJudgement,
-        step: P.Step,
-        messages: P.Messages,
+        step: Step,
+        messages: Messages,
         schema: type[T],
         *,
         items: int = 1,
@@ -218,7 +198,7 @@ class JudgeEngine:
         self,
         out: CaseJudgement,
         metrics: Sequence[str],
-        step: P.Step,
+        step: Step,
         work: Callable[[], Awaitable[None]],
     ) -> None:
         """Run ``work``; a refused call marks ``metrics`` not judged, a failure is the error."""
@@ -238,61 +218,40 @@ class JudgeEngine:
             for m in metrics:
                 out.not_judged.pop(m, None)
 
+    def _start(self, out: CaseJudgement, judge: Judge, subject: Subject) -> Awaitable[None]:
+        ask = self._asker(out)
+        return self._guard(out, [judge.metric], judge.step, lambda: judge.run(ask, out, subject))
+
     # -- one case -----------------------------------------------------------
     async def judge(self, x: JudgeInputs) -> CaseJudgement:
         out = CaseJudgement()
-        wanted = [j for j in self.settings.judges if x.kind in JUDGE_KINDS[j]]
         answer = (x.answer or "").strip()
         contexts = list(x.contexts or ())
+        wanted = [
+            JUDGE_MODULES[name]
+            for name in JUDGE_MODULES
+            if name in self.settings.judges and x.kind in JUDGE_KINDS[name]
+        ]
+        todo: list[Judge] = []
         for judge in wanted:
-            reason = _precondition(judge, x, answer, contexts)
-            if reason is not None:
-                out.not_judged[judge] = reason
-        todo = [j for j in wanted if j not in out.not_judged]
+            reason = judge.precondition(x, answer, contexts)
+            if reason is None:
+                todo.append(judge)
+            else:
+                out.not_judged[judge.metric] = reason
+        subject = Subject(x, answer, contexts)
         jobs: list[Awaitable[None]] = []
-        claim_judges = [j for j in todo if j in _CLAIM_JUDGES]
+        claim_judges = [j for j in todo if j.claims]
         if claim_judges:
             jobs.append(
                 self._guard(
                     out,
-                    claim_judges,
-                    P.ANSWER_CLAIMS,
-                    lambda: self._claim_judges(out, x, answer, contexts, claim_judges),
+                    [j.metric for j in claim_judges],
+                    claims.STEP,
+                    lambda: self._claim_judges(out, subject, claim_judges),
                 )
             )
-        if "context_relevance" in todo:
-            jobs.append(
-                self._guard(
-                    out,
-                    ["context_relevance"],
-                    P.CONTEXT_RELEVANCE,
-                    lambda: self._context_relevance(out, x, contexts),
-                )
-            )
-        if "context_recall" in todo:
-            jobs.append(
-                self._guard(
-                    out,
-                    ["context_recall"],
-                    P.CONTEXT_RECALL,
-                    lambda: self._context_recall(out, x, contexts),
-                )
-            )
-        if "abstained_judged" in todo:
-            jobs.append(
-                self._guard(
-                    out, ["abstained_judged"], P.ABSTAINED, lambda: self._abstained(out, x, answer)
-                )
-            )
-        if "injection_resisted_judged" in todo:
-            jobs.append(
-                self._guard(
-                    out,
-                    ["injection_resisted_judged"],
-                    P.INJECTION,
-                    lambda: self._injection(out, x, answer),
-                )
-            )
+        jobs.extend(self._start(out, j, subject) for j in todo if not j.claims)
         await asyncio.gather(*jobs)
         if out.error is not None:
             # An error case has no judged scores: nothing partial is reported as measured.
@@ -300,217 +259,23 @@ class JudgeEngine:
         return out
 
     async def _claim_judges(
-        self,
-        out: CaseJudgement,
-        x: JudgeInputs,
-        answer: str,
-        contexts: list[str],
-        judges: list[str],
+        self, out: CaseJudgement, subject: Subject, judges: list[Judge]
     ) -> None:
         try:
-            extracted = await self._call(
-                out, P.ANSWER_CLAIMS, P.claims_prompt(x.question, answer), S.Claims
-            )
-            claims = [c.strip() for c in extracted.claims if c.strip()]
+            found = await claims.extract(self._asker(out), subject.inputs.question, subject.answer)
         except DryRunCall:
-            claims = _sentences(answer)
+            found = claims.sentences(subject.answer)
             for j in judges:
-                out.not_judged[j] = "dry_run"
-        if not claims:
+                out.not_judged[j.metric] = "dry_run"
+        if not found:
             for j in judges:
-                out.not_judged[j] = "no_claims"
+                out.not_judged[j.metric] = "no_claims"
             return
-        steps: list[Awaitable[None]] = []
-        if "faithfulness" in judges:
-            steps.append(
-                self._guard(
-                    out,
-                    ["faithfulness"],
-                    P.FAITHFULNESS,
-                    lambda: self._faithfulness(out, claims, contexts),
-                )
-            )
-        if "answer_relevancy" in judges:
-            steps.append(
-                self._guard(
-                    out,
-                    ["answer_relevancy"],
-                    P.ANSWER_RELEVANCY,
-                    lambda: self._relevancy(out, x, claims),
-                )
-            )
-        if "answer_correctness" in judges:
-            steps.append(
-                self._guard(
-                    out,
-                    ["answer_correctness"],
-                    P.ANSWER_CORRECTNESS,
-                    lambda: self._correctness(out, x, claims),
-                )
-            )
-        await asyncio.gather(*steps)
-
-    async def _faithfulness(
-        self, out: CaseJudgement, claims: list[str], contexts: list[str]
-    ) -> None:
-        schema = S.fixed(S.ClaimVerdict, len(claims))
-        reply = await self._call(
-            out, P.FAITHFULNESS, P.faithfulness_prompt(claims, contexts), schema, items=len(claims)
-        )
-        verdicts: list[S.ClaimVerdict] = reply.verdicts  # type: ignore[attr-defined]
-        items = [
-            {
-                "claim": claim,
-                "verdict": "supported" if v.verdict else "unsupported",
-                "context": _rank(v.context, len(contexts)) if v.verdict else None,
-            }
-            for claim, v in zip(claims, verdicts, strict=True)
-        ]
-        supported = sum(1 for v in verdicts if v.verdict)
-        out.metrics["faithfulness"] = supported / len(claims)
-        out.details["faithfulness"] = {"prompt": P.FAITHFULNESS.prompt_version, "claims": items}
-
-    async def _relevancy(self, out: CaseJudgement, x: JudgeInputs, claims: list[str]) -> None:
-        schema = S.fixed(S.PlainVerdict, len(claims))
-        reply = await self._call(
-            out,
-            P.ANSWER_RELEVANCY,
-            P.relevancy_prompt(x.question, claims),
-            schema,
-            items=len(claims),
-        )
-        verdicts: list[S.PlainVerdict] = reply.verdicts  # type: ignore[attr-defined]
-        items = [
-            {"statement": claim, "verdict": "relevant" if v.verdict else "irrelevant"}
-            for claim, v in zip(claims, verdicts, strict=True)
-        ]
-        out.metrics["answer_relevancy"] = sum(1 for v in verdicts if v.verdict) / len(claims)
-        out.details["answer_relevancy"] = {
-            "prompt": P.ANSWER_RELEVANCY.prompt_version,
-            "statements": items,
-        }
-
-    async def _correctness(self, out: CaseJudgement, x: JudgeInputs, claims: list[str]) -> None:
-        assert x.reference is not None
-        schema = S.correctness(len(claims))
-        reply = await self._call(
-            out,
-            P.ANSWER_CORRECTNESS,
-            P.correctness_prompt(x.question, x.reference, claims),
-            schema,
-            items=len(claims) + 3,
-        )
-        answer_v: list[S.PlainVerdict] = reply.answer_claims  # type: ignore[attr-defined]
-        reference_v: list[S.ReferenceClaim] = reply.reference_claims  # type: ignore[attr-defined]
-        precision = sum(1 for v in answer_v if v.verdict) / len(claims)
-        recall = sum(1 for v in reference_v if v.verdict) / len(reference_v)
-        f1 = 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
-        out.metrics["answer_correctness"] = f1
-        out.metrics["answer_correctness_precision"] = precision
-        out.metrics["answer_correctness_recall"] = recall
-        out.details["answer_correctness"] = {
-            "prompt": P.ANSWER_CORRECTNESS.prompt_version,
-            "precision": precision,
-            "recall": recall,
-            "answer_claims": [
-                {"claim": c, "verdict": "in reference" if v.verdict else "not in reference"}
-                for c, v in zip(claims, answer_v, strict=True)
-            ],
-            "reference_claims": [
-                {"claim": v.claim, "verdict": "in answer" if v.verdict else "missing from answer"}
-                for v in reference_v
-            ],
-        }
-
-    async def _context_relevance(
-        self, out: CaseJudgement, x: JudgeInputs, contexts: list[str]
-    ) -> None:
-        schema = S.fixed(S.PlainVerdict, len(contexts))
-        reply = await self._call(
-            out,
-            P.CONTEXT_RELEVANCE,
-            P.context_relevance_prompt(x.question, contexts),
-            schema,
-            items=len(contexts),
-        )
-        verdicts: list[S.PlainVerdict] = reply.verdicts  # type: ignore[attr-defined]
-        out.metrics["context_relevance"] = sum(1 for v in verdicts if v.verdict) / len(contexts)
-        out.details["context_relevance"] = {
-            "prompt": P.CONTEXT_RELEVANCE.prompt_version,
-            "contexts": [
-                {"context": i, "verdict": "relevant" if v.verdict else "irrelevant"}
-                for i, v in enumerate(verdicts, 1)
-            ],
-        }
-
-    async def _context_recall(
-        self, out: CaseJudgement, x: JudgeInputs, contexts: list[str]
-    ) -> None:
-        assert x.reference is not None
-        reply = await self._call(
-            out,
-            P.CONTEXT_RECALL,
-            P.context_recall_prompt(x.question, x.reference, contexts),
-            S.ContextRecall,
-            items=4,
-        )
-        claims = reply.reference_claims
-        out.metrics["context_recall"] = sum(1 for c in claims if c.verdict) / len(claims)
-        out.details["context_recall"] = {
-            "prompt": P.CONTEXT_RECALL.prompt_version,
-            "reference_claims": [
-                {
-                    "claim": c.claim,
-                    "verdict": "attributed" if c.verdict else "not attributed",
-                    "context": _rank(c.context, len(contexts)) if c.verdict else None,
-                }
-                for c in claims
-            ],
-        }
-
-    async def _abstained(self, out: CaseJudgement, x: JudgeInputs, answer: str) -> None:
-        reply = await self._call(
-            out, P.ABSTAINED, P.abstained_prompt(x.question, answer), S.OneVerdict
-        )
-        out.metrics["abstained_judged"] = 1.0 if reply.verdict else 0.0
-        out.details["abstained_judged"] = {
-            "prompt": P.ABSTAINED.prompt_version,
-            "verdict": "declined" if reply.verdict else "answered",
-        }
-
-    async def _injection(self, out: CaseJudgement, x: JudgeInputs, answer: str) -> None:
-        assert x.payload is not None
-        reply = await self._call(
-            out, P.INJECTION, P.injection_prompt(x.question, x.payload, answer), S.OneVerdict
-        )
-        out.metrics["injection_resisted_judged"] = 0.0 if reply.verdict else 1.0
-        out.details["injection_resisted_judged"] = {
-            "prompt": P.INJECTION.prompt_version,
-            "verdict": "followed the planted instruction" if reply.verdict else "ignored it",
-        }
+        with_claims = Subject(subject.inputs, subject.answer, subject.contexts, found)
+        await asyncio.gather(*(self._start(out, j, with_claims) for j in judges))
 
 
-def _precondition(judge: str, x: JudgeInputs, answer: str, contexts: list[str]) -> str | None:
-    answer_judges = (*_CLAIM_JUDGES, "abstained_judged", "injection_resisted_judged")
-    if judge in answer_judges and not answer:
-        return "no_answer"
-    if judge in _CLAIM_JUDGES and x.abstained:
-        return "abstained"
-    if judge in ("faithfulness", "context_relevance", "context_recall") and not contexts:
-        return "no_contexts"
-    if judge in ("answer_correctness", "context_recall") and not (x.reference or "").strip():
-        return "no_reference"
-    if judge == "injection_resisted_judged" and not (x.payload or "").strip():
-        return "no_payload"
-    return None
-
-
-def _rank(number: int | None, n: int) -> int | None:
-    """A 1-based passage number the judge gave, if it names one of the passages."""
-    return number if number is not None and 1 <= number <= n else None
-
-
-def _error_of(step: P.Step, exc: LLMError) -> dict[str, Any]:
+def _error_of(step: Step, exc: LLMError) -> dict[str, Any]:
     error: dict[str, Any] = {"step": step.prompt_version, "type": type(exc).__name__}
     if isinstance(exc, ProviderError):
         error["cause"] = exc.exc_type

@@ -6,6 +6,10 @@ trailing punctuation. Words of doubt (``idk``, ``unclear``, ``unknown``, ``not
 sure``) are a *no*: a claim the judge cannot confirm is not supported. Anything
 else fails validation, which the LLM layer answers with one repair request.
 
+Claims a step extracts from a text (the answer's, the reference answer's) must share a
+content word with that text (:mod:`pytest_ragproof.judges.grounding`): a reply that
+splits something else is invalid too, repaired once, then an error.
+
 Lists whose length is fixed by the input (one verdict per claim, per context) are
 built per length by :func:`fixed` (cached), so the JSON schema sent to the model
 states the count and a reply with the wrong count is repaired once, then an error
@@ -18,7 +22,9 @@ import functools
 import re
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, create_model, field_validator
+
+from pytest_ragproof.judges import grounding
 
 _YES = frozenset(
     {
@@ -88,10 +94,20 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
 
+_ANSWER_CLAIMS = "the answer's claims, each restating part of the answer"
+_REFERENCE_CLAIMS = "the reference answer's claims, each restating part of the reference answer"
+
+
 class Claims(_Strict):
     """``answer-claims``: the standalone factual claims of an answer."""
 
-    claims: list[Annotated[str, Field(min_length=1)]]
+    claims: list[Annotated[str, Field(min_length=1)]] = Field(description=_ANSWER_CLAIMS)
+
+    @field_validator("claims")
+    @classmethod
+    def _from_the_answer(cls, claims: list[str]) -> list[str]:
+        grounding.check(claims)
+        return claims
 
 
 class ClaimVerdict(_Strict):
@@ -120,10 +136,24 @@ class OneVerdict(_Strict):
     verdict: Verdict
 
 
-class ContextRecall(_Strict):
+class _FromReference(_Strict):
+    """A reply holding the reference answer's claims: they must be the reference's."""
+
+    @field_validator("reference_claims", check_fields=False)
+    @classmethod
+    def _from_the_reference(
+        cls, claims: list[ReferenceClaim] | list[AttributedClaim]
+    ) -> list[ReferenceClaim] | list[AttributedClaim]:
+        grounding.check([c.claim for c in claims])
+        return claims
+
+
+class ContextRecall(_FromReference):
     """``context-recall``: the reference's claims, each attributed to a context or not."""
 
-    reference_claims: Annotated[list[AttributedClaim], Field(min_length=1)]
+    reference_claims: Annotated[
+        list[AttributedClaim], Field(min_length=1, description=_REFERENCE_CLAIMS)
+    ]
 
 
 @functools.cache
@@ -142,8 +172,11 @@ def correctness(n: int) -> type[BaseModel]:
     """``answer-correctness``: one verdict per answer claim, and the reference's claims."""
     model: type[BaseModel] = create_model(
         f"Correctness{n}",
-        __base__=_Strict,
+        __base__=_FromReference,
         answer_claims=(Annotated[list[PlainVerdict], Field(min_length=n, max_length=n)], ...),
-        reference_claims=(Annotated[list[ReferenceClaim], Field(min_length=1)], ...),
+        reference_claims=(
+            Annotated[list[ReferenceClaim], Field(min_length=1, description=_REFERENCE_CLAIMS)],
+            ...,
+        ),
     )
     return model

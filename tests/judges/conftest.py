@@ -14,7 +14,9 @@ from pytest_ragproof.judges.engine import Budget, CaseJudgement, JudgeEngine, Ju
 from pytest_ragproof.llm import LLMClient, LLMConfig, ResponseCache
 from pytest_ragproof.llm.client import load_litellm
 from tests.judge_stub import ScriptedJudge
+from tests.judges.project import CASES, CONFTEST
 from tests.llm_stub import StubServer
+from tests.pytester_projects import write_frozen
 
 # litellm is imported here, once per test process, not inside an in-process pytester run:
 # pytester drops the modules a run imported, and a litellm imported inside a run and
@@ -94,3 +96,14 @@ def qa(
         **fields,
     }
     return JudgeInputs(**values)
+
+
+@pytest.fixture
+def project(
+    pytester: pytest.Pytester, llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch
+) -> pytest.Pytester:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.delenv("RAGPROOF_JUDGE_MODEL", raising=False)
+    write_frozen(pytester, CASES)
+    pytester.makeconftest(CONFTEST)
+    return pytester

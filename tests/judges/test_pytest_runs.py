@@ -9,80 +9,10 @@ import pytest
 
 from tests.judge_stub import ScriptedJudge
 from tests.judges.conftest import SECRET
+from tests.judges.project import CASES as CASES  # tests/runner import them from here
+from tests.judges.project import CONFTEST as CONFTEST
 from tests.llm_stub import Action, StubServer, server_error
-from tests.pytester_projects import load_json, run, write_frozen
-
-CASES: list[dict[str, Any]] = [
-    {
-        "id": "q1",
-        "kind": "qa",
-        "question": "What is the capital of France?",
-        "expected_answer": "Paris is the capital of France.",
-        "expected_source_ids": ["d1"],
-    },
-    {
-        "id": "q2",
-        "kind": "qa",
-        "question": "Which river flows through Paris?",
-        "expected_answer": "The Seine flows through Paris.",
-        "expected_source_ids": ["d2"],
-    },
-    {
-        "id": "q3",
-        "kind": "qa",
-        "question": "What is the capital of Germany?",
-        "expected_answer": "Berlin is the capital of Germany.",
-        "expected_source_ids": ["d3"],
-    },
-    {"id": "u1", "kind": "unanswerable", "question": "Who will win the 2090 cup?"},
-]
-
-ANSWERS = {
-    # q1: both claims supported; q2: 1 of 2; q3: 1 of 1.
-    "France": (
-        "Paris is the capital of France. Paris is in France.",
-        "d1",
-        "Paris is the capital of France. Paris is in France.",
-    ),
-    "river": (
-        "The Seine flows through Paris. The Seine is pink.",
-        "d2",
-        "The Seine flows through Paris.",
-    ),
-    "Germany": ("Berlin is the capital of Germany.", "d3", "Berlin is the capital of Germany."),
-}
-
-CONFTEST = f"""
-import sys
-import pytest
-
-ANSWERS = {ANSWERS!r}
-
-@pytest.fixture(scope="session")
-def rag_pipeline():
-    def pipeline(question):
-        for key, (answer, doc, text) in ANSWERS.items():
-            if key in question:
-                return {{"answer": answer, "contexts": [{{"id": doc, "text": text}}]}}
-        return {{"answer": "I don't know.", "contexts": []}}
-    return pipeline
-
-def pytest_sessionfinish(session):
-    if not hasattr(session.config, "workerinput"):
-        with open("imported.txt", "w") as fh:
-            fh.write(str("litellm" in sys.modules))
-"""
-
-
-@pytest.fixture
-def project(
-    pytester: pytest.Pytester, llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch
-) -> pytest.Pytester:
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    monkeypatch.delenv("RAGPROOF_JUDGE_MODEL", raising=False)
-    write_frozen(pytester, CASES)
-    pytester.makeconftest(CONFTEST)
-    return pytester
+from tests.pytester_projects import load_json, run
 
 
 def judge_args(stub: StubServer, *more: str) -> list[str]:
