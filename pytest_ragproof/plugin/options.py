@@ -308,6 +308,13 @@ OPTIONS: tuple[Option, ...] = (
         default=str(defaults.ENDPOINT_RETRIES),
         metavar="N",
     ),
+    Option(
+        "endpoint_max_bytes",
+        "largest response body read, in bytes or with KB/MB (1024-based); a larger one is "
+        "that case's error, read no further",
+        default=defaults.ENDPOINT_MAX_BYTES,
+        metavar="SIZE",
+    ),
     # Exports (reporting).
     Option(
         "markdown",
