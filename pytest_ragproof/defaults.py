@@ -26,11 +26,13 @@ CASE_THRESHOLDS: tuple[str, ...] = (
     "injection:injection_resisted>=1",
 )
 
-# --ragproof-endpoint: the request body, the answer's JSON path, seconds per request, retries.
+# --ragproof-endpoint: the request body, the answer's JSON path, seconds per request, retries,
+# the largest response body read (a larger one is that case's error).
 ENDPOINT_BODY = '{"question": {question}, "history": {history}}'
 ENDPOINT_ANSWER = "$.answer"
 ENDPOINT_TIMEOUT = 30.0
 ENDPOINT_RETRIES = 2
+ENDPOINT_MAX_BYTES = "2MB"
 
 
 def k_text(ks: tuple[int, ...] = K) -> str:

@@ -89,3 +89,60 @@ def test_percentiles_match_linear_interpolation() -> None:
     assert percentile(values, 0.95) == pytest.approx(8.8)
     stats = aggregate([3.0, 1.0, 2.0])
     assert stats == {"mean": 2.0, "min": 1.0, "max": 3.0, "p50": 2.0, "p90": 2.8, "p95": 2.9}
+
+
+@pytest.mark.parametrize(
+    ("text", "scope", "fix"),
+    [
+        (
+            "unanswerable:recall@5>=0.5",
+            "aggregate",
+            "write e.g. --ragproof-aggregate-threshold 'qa:recall@5>=0.5', or name a metric "
+            "of unanswerable cases (abstained, latency_s",
+        ),
+        (
+            "out_of_scope:hit@3>=1",
+            "case",
+            "not on out_of_scope (kind unanswerable) cases; write e.g. "
+            "--ragproof-case-threshold 'qa:hit@3>=1'",
+        ),
+        (
+            "qa:injection_resisted.min>=1",
+            "aggregate",
+            "--ragproof-aggregate-threshold 'injection:injection_resisted.min>=1'",
+        ),
+    ],
+)
+def test_a_metric_the_selected_kind_never_has_is_refused(text: str, scope: str, fix: str) -> None:
+    with pytest.raises(ConfigError, match="can never apply") as info:
+        parse_threshold(text, scope)
+    assert fix in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["unanswerable:abstained>=1", "out_of_scope:latency_s<=2", "distracting:recall@5>=0.5"],
+)
+def test_a_metric_the_selected_kind_has_is_accepted(text: str) -> None:
+    assert parse_threshold(text, "aggregate").expression == text
+
+
+@pytest.mark.parametrize(
+    ("text", "guess"),
+    [
+        ("qa:recal@5>=0.8", "recall@5"),
+        ("faithfulnes>=0.5", "faithfulness"),
+        ("hit>=1", "hit@5"),
+        ("injection:injection_resisted_judge>=1", "injection_resisted_judged"),
+    ],
+)
+def test_an_unknown_metric_names_the_closest(text: str, guess: str) -> None:
+    with pytest.raises(ConfigError, match=r"e\.g\.") as info:
+        parse_threshold(text, "aggregate")
+    assert f"(did you mean '{guess}'?)" in str(info.value)
+
+
+def test_an_unknown_metric_far_from_any_guesses_nothing() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_threshold("qa:zzzz>=1", "case")
+    assert "did you mean" not in str(info.value)

@@ -4,7 +4,8 @@ Imported only when an endpoint is configured (the plugin's import stays cheap).
 
 - :mod:`~pytest_ragproof.endpoint.jsonpath`: the JSON path subset ($.a.b, $.a[0], $['k']);
 - :mod:`~pytest_ragproof.endpoint.settings`: the options, validated (body template,
-  headers with ``${VAR}`` from the environment, paths, timeout, retries);
+  headers with ``${VAR}`` from the environment, paths, timeout, retries, the largest
+  response body read);
 - :mod:`~pytest_ragproof.endpoint.client`: the pipeline callable, one POST per case;
 - :mod:`~pytest_ragproof.plugin.endpoint`: the pytest side, a session-scoped fixture
   that the run's dataset items use instead of ``rag_pipeline``.
@@ -35,6 +36,7 @@ def endpoint_pipeline(
     context_text: str | None = None,
     timeout: float = defaults.ENDPOINT_TIMEOUT,
     retries: int = defaults.ENDPOINT_RETRIES,
+    max_bytes: int | str = defaults.ENDPOINT_MAX_BYTES,
 ) -> EndpointPipeline:
     """The ``--ragproof-endpoint`` pipeline as a callable, with the options' meanings.
 
@@ -51,6 +53,7 @@ def endpoint_pipeline(
         context_text=context_text,
         timeout=timeout,
         retries=retries,
+        max_bytes=max_bytes,
         environ=os.environ,
     )
     return EndpointPipeline(settings)

@@ -7,7 +7,8 @@ threads under ``--ragproof-concurrency``. Each HTTP attempt waits at most
 ``--ragproof-endpoint-timeout`` to connect and for each read; a 429 or 5xx answer
 is retried up to ``--ragproof-endpoint-retries`` times (after its ``Retry-After``,
 else after 0.5 s, 1 s, 2 s…). Redirects are not followed: they could carry the
-headers to another host.
+headers to another host. A response body larger than ``--ragproof-endpoint-max-bytes``
+is the case's error, and is read no further than that bound.
 
 Every failure is an :class:`~pytest_ragproof.errors.EndpointError` naming the
 HTTP status, the JSON path or the exception type, never a body or a header value.
@@ -24,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pytest_ragproof.endpoint.jsonpath import JsonPath, PathMissing, json_type, lookup
-from pytest_ragproof.endpoint.settings import EndpointSettings
+from pytest_ragproof.endpoint.settings import EndpointSettings, shown_size
 from pytest_ragproof.errors import EndpointError
 
 MAX_RETRY_AFTER_S = 60.0  # a longer Retry-After ends the case instead of stalling the run
@@ -123,7 +124,13 @@ class EndpointPipeline:
         )
         try:
             with self._opener.open(request, timeout=timeout) as response:
-                data = response.read()
+                limit = self.settings.max_bytes
+                declared = response.headers.get("Content-Length", "").strip()
+                if declared.isdigit() and int(declared) > limit:
+                    raise self._too_large(int(declared))
+                data = response.read(limit + 1)  # closing the response drops the rest
+                if len(data) > limit:
+                    raise self._too_large(None)
                 return response.status, None, response.headers.get("Content-Type", ""), data
         except urllib.error.HTTPError as exc:
             try:  # the body of an error answer is never read: it could be anything
@@ -147,6 +154,16 @@ class EndpointPipeline:
                 f"the connection to the endpoint at {self.settings.host} failed "
                 f"({type(exc).__name__})"
             ) from None
+
+    def _too_large(self, declared: int | None) -> EndpointError:
+        bound = self.settings.max_bytes
+        how = f"Content-Length {declared}" if declared is not None else "more than that came"
+        return EndpointError(
+            f"the endpoint's response is larger than {shown_size(bound)} ({how}), the bound "
+            "of --ragproof-endpoint-max-bytes, and was read no further; check what the service "
+            f"returns, or raise the bound, e.g. --ragproof-endpoint-max-bytes="
+            f"{shown_size(2 * bound)}"
+        )
 
     def _timeout(self) -> EndpointError:
         return EndpointError(

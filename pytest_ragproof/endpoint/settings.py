@@ -2,9 +2,10 @@
 
 The URL, the JSON body template, the headers (``${VAR}`` taken from the
 environment), the JSON paths of the answer and the contexts, the per-request
-timeout and the retries. Errors are :class:`~pytest_ragproof.errors.ConfigError`
-naming the option and the fix; a header's value (or the variable's) is never part
-of a message, nor of the settings' ``repr``.
+timeout, the retries and the largest response body read. Errors are
+:class:`~pytest_ragproof.errors.ConfigError` naming the option and the fix; a
+header's value (or the variable's) is never part of a message, nor of the settings'
+``repr``.
 """
 
 from __future__ import annotations
@@ -193,6 +194,30 @@ def _number(option: str, text: object, kind: type[float] | type[int], minimum: f
     return value
 
 
+_SIZE = re.compile(r"([0-9]+)\s*(|B|KB|KiB|K|MB|MiB|M)", re.IGNORECASE)
+_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2}
+_UNITS["mib"] = 1024**2
+
+
+def byte_size(text: object, option: str = "--ragproof-endpoint-max-bytes") -> int:
+    """``2097152``, ``512KB`` or ``2MB`` (KB and MB count 1024) as a positive byte count."""
+    match = _SIZE.fullmatch(str(text).strip())
+    if match is None or int(match.group(1)) == 0:
+        raise ConfigError(
+            f"{option} expects a positive size in bytes, or with KB or MB, e.g. {option}=2MB "
+            f"or {option}=500000; got '{text}'"
+        )
+    return int(match.group(1)) * _UNITS[match.group(2).lower()]
+
+
+def shown_size(n: int) -> str:
+    """A byte count as a user would write it: ``2MB``, ``512KB`` or ``1000 bytes``."""
+    for unit, size in (("MB", 1024**2), ("KB", 1024)):
+        if n % size == 0:
+            return f"{n // size}{unit}"
+    return f"{n} bytes"
+
+
 @dataclass(frozen=True)
 class EndpointSettings:
     """Everything one ``--ragproof-endpoint`` run needs, validated."""
@@ -206,6 +231,7 @@ class EndpointSettings:
     context_text: JsonPath | None
     timeout: float
     retries: int
+    max_bytes: int = byte_size(defaults.ENDPOINT_MAX_BYTES)
 
     @property
     def host(self) -> str:
@@ -226,6 +252,7 @@ def make_settings(
     context_text: str | None = None,
     timeout: float | str = defaults.ENDPOINT_TIMEOUT,
     retries: int | str = defaults.ENDPOINT_RETRIES,
+    max_bytes: int | str = defaults.ENDPOINT_MAX_BYTES,
     environ: Mapping[str, str],
 ) -> EndpointSettings:
     """Validate the endpoint settings; ConfigError naming the option and the fix otherwise."""
@@ -251,4 +278,5 @@ def make_settings(
         context_text=path(context_text, "--ragproof-endpoint-context-text"),
         timeout=_number("--ragproof-endpoint-timeout", timeout, float, 0),
         retries=_number("--ragproof-endpoint-retries", retries, int, 0),
+        max_bytes=byte_size(max_bytes),
     )

@@ -44,6 +44,7 @@ def settings_from(config: pytest.Config) -> EndpointSettings:
         context_text=get("endpoint_context_text"),
         timeout=get("endpoint_timeout") or defaults.ENDPOINT_TIMEOUT,
         retries=get("endpoint_retries") or defaults.ENDPOINT_RETRIES,
+        max_bytes=get("endpoint_max_bytes") or defaults.ENDPOINT_MAX_BYTES,
         environ=os.environ,
     )
 

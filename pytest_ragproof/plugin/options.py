@@ -308,6 +308,13 @@ OPTIONS: tuple[Option, ...] = (
         default=str(defaults.ENDPOINT_RETRIES),
         metavar="N",
     ),
+    Option(
+        "endpoint_max_bytes",
+        "largest response body read, in bytes or with KB/MB (1024-based); a larger one is "
+        "that case's error, read no further",
+        default=defaults.ENDPOINT_MAX_BYTES,
+        metavar="SIZE",
+    ),
     # Exports (reporting).
     Option(
         "markdown",
@@ -438,9 +445,19 @@ def ini_file_name(config: pytest.Config, default: str = "the ini file") -> str:
 
 
 def origin(config: pytest.Config, name: str) -> str:
-    """`` (from ragproof_x in pytest.ini)`` when the value came from the ini file, else ''."""
+    """`` (from ragproof_x in pytest.ini)`` when the value came from the ini file (``(from -o
+    ragproof_x)`` when from the command line's ``-o``), else ''."""
     ini = BY_NAME[name].ini
-    return f" (from {ini} in {ini_file_name(config)})" if given(config, name) == ini else ""
+    if given(config, name) != ini:
+        return ""
+    if ini in overridden_keys(config):
+        return f" (from -o {ini} on the command line)"
+    return f" (from {ini} in {ini_file_name(config)})"
+
+
+def overridden_keys(config: pytest.Config) -> set[str]:
+    """The ini keys given with ``-o`` (pytest 9 also puts them in ``config._inicfg``)."""
+    return {o.split("=", 1)[0].strip() for o in config.getoption("override_ini") or ()}
 
 
 def origin_of(config: pytest.Config, error: Exception) -> str:
@@ -454,9 +471,9 @@ def origin_of(config: pytest.Config, error: Exception) -> str:
 
 def check_usage(config: pytest.Config) -> None:
     """Settings that would silently do nothing are usage errors (every run, cheap)."""
-    inicfg = ini_keys(config)
+    overridden = overridden_keys(config)  # pytest 8 keeps them out of config.inicfg
     known = {o.ini for o in OPTIONS}
-    for key in inicfg:
+    for key in sorted(ini_keys(config) | overridden):
         if key.startswith("ragproof_") and key not in known:
             import difflib
 
@@ -464,9 +481,12 @@ def check_usage(config: pytest.Config) -> None:
             hint = (
                 f"did you mean {close[0]}?" if close else "see pytest --help for the ragproof keys"
             )
-            raise pytest.UsageError(
-                f"ragproof: unknown ini key {key} in {ini_file_name(config)}; {hint}"
+            where = (
+                "given with -o on the command line"
+                if key in overridden
+                else f"in {ini_file_name(config)}"
             )
+            raise pytest.UsageError(f"ragproof: unknown ini key {key} {where}; {hint}")
     _check_endpoint(config)
     if not get(config, "baseline"):
         for name in BASELINE_DEPENDENT:

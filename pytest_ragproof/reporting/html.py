@@ -39,6 +39,7 @@ from typing import Any
 
 from pytest_ragproof.reporting import html_sections as sec
 from pytest_ragproof.reporting.components import BASIS_CORRECTNESS, score_basis
+from pytest_ragproof.reporting.html_aggregates import aggregates
 from pytest_ragproof.reporting.html_sections import esc
 from pytest_ragproof.reporting.judge_reasons import judge_error_text, judge_views
 from pytest_ragproof.results.document import is_flaky
@@ -220,7 +221,7 @@ def render_html(results: Mapping[str, Any]) -> str:
     data = case_data(results)
     sections = [
         ("summary", "Summary", sec.summary(results, pipelines) + sec.thresholds(results)),
-        ("aggregates", "Aggregates", sec.aggregates(results, pipelines)),
+        ("aggregates", "Aggregates", aggregates(results, pipelines)),
         ("components", "Component scores (RAGET-style)", _components(results, pipelines)),
     ]
     if isinstance(results.get("judges"), Mapping):

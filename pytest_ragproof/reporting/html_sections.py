@@ -13,11 +13,6 @@ from typing import Any
 
 from pytest_ragproof.judges import NOT_JUDGED_REASONS
 from pytest_ragproof.reporting.components import COMPONENTS, component_scores
-from pytest_ragproof.reporting.svg import bar_chart, legend
-
-STATS = ("mean", "min", "p50", "p90", "p95", "max")
-# Seconds are not on the 0..1 scale of the bar charts; they stay in the tables.
-UNCHARTED = frozenset({"latency_s"})
 
 
 def esc(value: Any) -> str:
@@ -128,90 +123,6 @@ def thresholds(results: Mapping[str, Any]) -> str:
         )
     headers = ["expression", "scope", "pipeline", "observed as", "observed", "bound", "n"]
     return table([*headers, "verdict", "gated"], rows)
-
-
-def _selectors(aggregates: Sequence[Mapping[str, Any]]) -> list[str]:
-    seen = list(dict.fromkeys(str(a.get("selector")) for a in aggregates))
-    first = [s for s in ("*", "qa", "unanswerable", "injection") if s in seen]
-    return first + [s for s in seen if s not in first]
-
-
-def aggregates(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
-    items = results.get("aggregates") or []
-    if not items:
-        return '<p class="muted">No aggregates (no scored cases).</p>'
-    out = [legend(pipelines)]
-    for selector in _selectors(items):
-        rows = [a for a in items if str(a.get("selector")) == selector]
-        by = {(str(a.get("pipeline")), str(a.get("metric"))): a for a in rows}
-        metrics = sorted({str(a.get("metric")) for a in rows}, key=metric_order)
-        title = "all cases" if selector == "*" else f"selector {selector}"
-        # The first selector (all cases) is open; the others fold to keep the page short.
-        opened = " open" if selector == "*" else ""
-        out.append(f'<details class="selector"{opened}><summary><h3>{esc(title)}</h3></summary>')
-        out.append('<div class="agg">')
-        bounded = [
-            m
-            for m in metrics
-            if m not in UNCHARTED
-            and all(
-                0.0 <= float(v) <= 1.0
-                for a in rows
-                if a.get("metric") == m
-                for v in (a.get("values") or {}).values()
-            )
-        ]
-        groups = [
-            (m, [_mean(by.get((p, m))) for p in pipelines])
-            for m in bounded
-            if any(_mean(by.get((p, m))) is not None for p in pipelines)
-        ]
-        if groups:
-            out.append(f"<div>{bar_chart(f'mean per metric, {title}', groups, pipelines)}</div>")
-        headers = ["metric"]
-        for p in pipelines:
-            headers += [f"{esc(p)} mean", "min", "max", "n"]
-        table_rows = []
-        for m in metrics:
-            row = [esc(m)]
-            for p in pipelines:
-                a = by.get((p, m))
-                values = (a or {}).get("values") or {}
-                row += [num(values.get("mean")), num(values.get("min")), num(values.get("max"))]
-                row.append(_n(a))
-            table_rows.append(row)
-        out.append(f"<div>{table(headers, table_rows, num_from=1)}")
-        long_rows = [
-            [esc(m), esc(p), _n(by.get((p, m)))]
-            + [num(((by.get((p, m)) or {}).get("values") or {}).get(s), 4) for s in STATS]
-            for m in metrics
-            for p in pipelines
-            if (p, m) in by
-        ]
-        out.append(
-            "<details><summary>every statistic</summary>"
-            + table(["metric", "pipeline", "n", *STATS], long_rows, num_from=2)
-            + "</details></div></div></details>"
-        )
-    return "".join(out)
-
-
-def _mean(a: Mapping[str, Any] | None) -> float | None:
-    if not a:
-        return None
-    value = (a.get("values") or {}).get("mean")
-    return None if value is None else float(value)
-
-
-def _n(a: Mapping[str, Any] | None) -> str:
-    if not a:
-        return "–"
-    extra = []
-    if a.get("n_error"):
-        extra.append(f"{a['n_error']} error")
-    if a.get("n_missing"):
-        extra.append(f"{a['n_missing']} missing")
-    return esc(a.get("n")) + (f" ({esc(', '.join(extra))})" if extra else "")
 
 
 def scores_of(results: Mapping[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:

@@ -20,7 +20,7 @@ from pytest_ragproof import defaults
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.metrics import registry
 from pytest_ragproof.metrics.selector import CaseLike, Selector, parse_selector
-from pytest_ragproof.vocabulary import is_selector
+from pytest_ragproof.vocabulary import KINDS, is_selector
 
 AGGREGATORS = ("mean", "min", "max", "p50", "p90", "p95")
 DEFAULT_CASE_THRESHOLDS = defaults.CASE_THRESHOLDS
@@ -129,11 +129,15 @@ def parse_threshold(text: str, scope: str) -> Threshold:
             ) from None
         raise
     agg = m.group("agg")
-    if registry.resolve(metric) is None:
+    spec = registry.resolve(metric)
+    if spec is None:
+        close = closest_metric(metric)
+        hint = f" (did you mean '{close}'?)" if close else ""
         raise ConfigError(
-            f"Unknown metric '{metric}' in {scope} threshold '{text}'; known metrics: "
+            f"Unknown metric '{metric}' in {scope} threshold '{text}'{hint}; known metrics: "
             f"{', '.join(registry.known_names())}, e.g. {option} {_example(scope)}"
         )
+    _check_kinds(text, scope, selector, metric, spec.kinds)
     if scope == "case" and agg is not None:
         raise ConfigError(
             f"Case threshold '{text}' has an aggregator '.{agg}'; aggregators belong to "
@@ -155,6 +159,41 @@ def parse_threshold(text: str, scope: str) -> Threshold:
         op=m.group("op"),
         value=value,
         scope=scope,
+    )
+
+
+def closest_metric(name: str) -> str | None:
+    """The registered metric nearest to an unknown ``name`` (``recal@5`` -> ``recall@5``)."""
+    import difflib
+
+    k = registry.cutoff_of(name) or 5
+    names = [n[:-2] + f"@{k}" if n.endswith("@k") else n for n in registry.known_names()]
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+# The kinds a selector can take: a kind, or the question type only one kind may have.
+_SELECTOR_KINDS = {
+    **{k: frozenset({k}) for k in KINDS},
+    "out_of_scope": frozenset({"unanswerable"}),
+}
+
+
+def _check_kinds(text: str, scope: str, selector: str, metric: str, kinds: frozenset[str]) -> None:
+    """Refuse a threshold whose selector takes only cases of kinds the metric never has
+    (``unanswerable:recall@5``): it would never apply, or fail at the end with no data."""
+    taken = _SELECTOR_KINDS.get(selector)
+    if taken is None or taken & kinds:
+        return
+    on = [k for k in KINDS if k in kinds]
+    what = selector if selector in KINDS else f"{selector} (kind {', '.join(sorted(taken))})"
+    theirs = ", ".join(s.name for s in registry.specs() if taken & s.kinds)
+    rest = text.split(":", 1)[1].strip()
+    raise ConfigError(
+        f"{scope.capitalize()} threshold '{text}' can never apply: {metric} is measured on "
+        f"{' and '.join(on)} cases, not on {what} cases; write e.g. "
+        f"--ragproof-{scope}-threshold '{on[0]}:{rest}', or name a metric of {what} cases "
+        f"({theirs})"
     )
 
 

@@ -207,3 +207,31 @@ def test_an_empty_results_document_renders() -> None:
     page = render_html({"format": "ragproof.results/1", "passed": True, "cases": []})
     assert "No aggregates" in page and "No thresholds were evaluated" in page
     assert json.loads(parse(page).scripts[0])["cases"] == []
+
+
+def _chart_labels(page: str, title: str) -> list[str]:
+    chart = re.search(rf'<svg class="chart"[^>]*aria-label="{re.escape(title)}".*?</svg>', page)
+    assert chart is not None, title
+    return re.findall(
+        r'<text x="[0-9.]+" y="[0-9.]+" text-anchor="end"[^>]*>([^<]*)</text>', chart[0]
+    )
+
+
+def test_the_all_cases_chart_draws_abstained_per_kind(runs: Runs) -> None:
+    page = render_html(runs.multi())
+    everything = _chart_labels(page, "mean per metric, all cases")
+    # its direction flips with the kind: one bar per kind, never a mean over qa and unanswerable
+    assert "abstained" not in everything
+    assert everything[:3] == ["abstained (qa)", "abstained (unanswerable)", "abstained (injection)"]
+    assert "hit@5" in everything
+    # the kinds' own charts keep the plain name
+    assert "abstained" in _chart_labels(page, "mean per metric, selector qa")
+
+
+def test_the_label_column_fits_the_longest_label() -> None:
+    from pytest_ragproof.reporting.svg import CHAR_W, bar_chart
+
+    long = "answer_correctness_precision"
+    svg = bar_chart("t", [(long, [0.5]), ("mrr", [1.0])], ["p"])
+    x = float(re.findall(r'<text x="([0-9.]+)"[^>]*text-anchor="end"', svg)[0])
+    assert x >= len(long) * CHAR_W

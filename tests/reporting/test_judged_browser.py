@@ -77,3 +77,48 @@ def test_redacted_judged_panel_in_chromium(judged: Judged, tmp_path: Path) -> No
         assert "reasons left out (--ragproof-redact)" in paris
         assert "Paris is the capital" not in paris and SECRET_ANSWER not in paris
         assert browser.exceptions() == []
+
+
+# Every label of every chart and where Chromium drew it, in the chart's own coordinates.
+CHART_LABELS = """[...document.querySelectorAll('svg.chart')].map(svg => ({
+  title: svg.getAttribute('aria-label'),
+  width: svg.viewBox.baseVal.width,
+  texts: [...svg.querySelectorAll(':scope > text')].map(t => {
+    const box = t.getBBox();
+    return {text: t.textContent, left: box.x, right: box.x + box.width};
+  }),
+}))"""
+
+
+def test_chart_labels_are_whole_and_abstained_is_drawn_per_kind(
+    judged: Judged, tmp_path: Path
+) -> None:
+    path = tmp_path / "charts.html"
+    path.write_text(render_html(judged.full()), encoding="utf-8")
+    with Browser() as browser:
+        browser.open(path.as_uri())
+        # open every folded selector so each chart is laid out
+        browser.js("document.querySelectorAll('details').forEach(d => d.open = true)")
+        charts = browser.js(CHART_LABELS)
+        assert [c["title"] for c in charts][:2] == [
+            "mean per metric, all cases",
+            "mean per metric, selector qa",
+        ]
+        for chart in charts:
+            for text in chart["texts"]:
+                # nothing drawn outside the chart: a label cut on the left, a value on the right
+                assert text["left"] >= 0 and text["right"] <= chart["width"], (chart["title"], text)
+        everything = {t["text"] for t in charts[0]["texts"]}
+        assert {"answer_correctness_precision", "injection_resisted_judged"} <= everything
+        # abstaining is right on unanswerable cases and wrong on qa cases: never averaged
+        assert "abstained" not in everything and "abstained_judged" not in everything
+        assert {
+            "abstained (qa)",
+            "abstained (unanswerable)",
+            "abstained (injection)",
+            "abstained_judged (qa)",
+        } <= everything
+        browser.js("document.querySelector('svg.chart').scrollIntoView()")
+        shot = browser.screenshot(ARTIFACTS / "report-chart.png")
+        assert shot.startswith(b"\x89PNG\r\n\x1a\n")
+        assert browser.exceptions() == []

@@ -2,7 +2,8 @@
 
 ``Service.behaviour`` maps a key of :data:`ANSWERS` (found in the posted question)
 to what the service does: ok, slow, 500, 500-once, 429 (Retry-After: 0), 429-once,
-malformed JSON, missing paths, numeric ids, or waiting at a barrier of four.
+malformed JSON, missing paths, numeric ids, a 10 MB answer (with its Content-Length,
+or streamed without one until the client hangs up), or waiting at a barrier of four.
 It records every request (headers and decoded body) and how many were in flight.
 """
 
@@ -18,6 +19,7 @@ from typing import Any
 
 TOKEN = "tok-5ecr3t-7f3a91"  # the header value no output may contain
 BODY_SECRET = "BODY-5ECRET-c41d"  # in error bodies: no output may contain it either
+HUGE = 10 * 1024 * 1024  # the characters of a "huge" answer
 
 # The service's answers, found by a key in the question (as tests/runner/conftest.py).
 ANSWERS = {
@@ -39,6 +41,9 @@ class Service:
         self.lock = threading.Lock()
         self.in_flight = 0
         self.max_in_flight = 0
+        self.streamed = 0  # bytes of streamed bodies the service managed to write
+        self.stream_answer = HUGE  # characters of the answer of "huge-streamed"
+        self.stream_ended = threading.Event()  # a streamed body was written or cut off
         self.barrier = threading.Barrier(4, timeout=10)
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
@@ -92,7 +97,29 @@ class Service:
                     doc["sources"] = {"doc_id": BODY_SECRET}
                 if action == "numeric-ids":
                     doc["sources"] = [{"doc_id": 7, "text": answer}]
-                self._send(200, json.dumps(doc).encode())
+                if action == "huge":
+                    doc["data"] = {"answer": "x" * HUGE}
+                if action == "huge-streamed":
+                    doc["data"] = {"answer": "x" * service.stream_answer}
+                data = json.dumps(doc).encode()
+                if action == "huge-streamed":
+                    return self._stream(data)
+                with contextlib.suppress(OSError):  # a client bounding the body hangs up early
+                    self._send(200, data)
+
+            def _stream(self, data: bytes) -> None:
+                """HTTP/1.0 without Content-Length: the body ends when the connection does."""
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                try:
+                    with contextlib.suppress(OSError):  # the client may hang up early
+                        for start in range(0, len(data), 65536):
+                            self.wfile.write(data[start : start + 65536])
+                            with service.lock:
+                                service.streamed += len(data[start : start + 65536])
+                finally:
+                    service.stream_ended.set()
 
             def _send(self, status: int, data: bytes, extra: dict[str, str] | None = None) -> None:
                 self.send_response(status)

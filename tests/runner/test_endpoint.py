@@ -16,7 +16,7 @@ import pytest
 from pytest_ragproof.endpoint import endpoint_pipeline
 from pytest_ragproof.endpoint.client import EndpointPipeline, retry_after
 from pytest_ragproof.endpoint.jsonpath import PathMissing, lookup, parse
-from pytest_ragproof.endpoint.settings import body_template, headers, make_settings
+from pytest_ragproof.endpoint.settings import body_template, byte_size, headers, make_settings
 from pytest_ragproof.errors import ConfigError, EndpointError
 from tests.pytester_projects import load_json, run, write_frozen
 from tests.runner.conftest import CASES as BASE_CASES
@@ -173,6 +173,80 @@ def test_retries_recover_and_a_slow_service_times_out(
     )
     assert service.seen["refund window"] == 2 and service.seen["SSO"] == 2
     assert service.seen["dentist"] == 1  # a timeout is not retried
+
+
+def test_a_response_over_the_bound_is_that_cases_error(
+    project: pytest.Pytester, service: Service, mode: list[str]
+) -> None:
+    # Ten megabytes of answer, announced by Content-Length or streamed without one.
+    service.behaviour = {"refund window": "huge", "SSO": "huge-streamed"}
+    reports = ["--ragproof-report=results.json", "--ragproof-html=report.html"]
+    result = endpoint_run(project, service, mode, *reports)
+    assert result.ret == 1
+    result.assert_outcomes(passed=3, failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*ragproof case qa-good: the endpoint's response is larger than 2MB (Content-Length "
+            "*), the bound of --ragproof-endpoint-max-bytes, and was read no further; "
+            "check what the service returns, or raise the bound, e.g. "
+            "--ragproof-endpoint-max-bytes=4MB",
+            "*ragproof case qa-two: the endpoint's response is larger than 2MB (more than that "
+            "came), the bound of --ragproof-endpoint-max-bytes, and was read no further*",
+        ]
+    )
+    data = load_json(project.path / "results.json")
+    by_id = {c["id"]: c for c in data["cases"]}
+    assert {by_id[i]["error_type"] for i in ("qa-good", "qa-two")} == {"EndpointError"}
+    # nothing of the oversized answers reached the reports
+    for name in ("results.json", "report.html"):
+        assert (project.path / name).stat().st_size < 1024 * 1024, name
+
+
+def test_the_bound_is_an_option_and_a_larger_one_lets_the_answer_through(
+    project: pytest.Pytester, service: Service
+) -> None:
+    service.behaviour = {"refund window": "huge"}
+    result = endpoint_run(
+        project, service, [], "--ragproof-endpoint-max-bytes=11MB", "-k", "qa-good"
+    )
+    assert result.ret == 0, result.stdout.str()
+    result.assert_outcomes(passed=1)
+    project.makeini("[pytest]\nragproof_endpoint_max_bytes = 1KB\n")
+    result = endpoint_run(project, service, [], "-k", "qa-good")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*larger than 1KB (Content-Length *), the bound of*=2KB"])
+
+
+def test_a_streamed_response_is_read_no_further_than_the_bound(service: Service) -> None:
+    service.behaviour = {"refund window": "huge-streamed"}
+    service.stream_answer = 256 * 1024 * 1024  # far more than any socket buffers hold
+    settings = make_settings(
+        url=service.url, body=BODY, answer="$.data.answer", max_bytes="64KB", environ={}
+    )
+    with pytest.raises(EndpointError, match=r"larger than 64KB \(more than that came\)"):
+        EndpointPipeline(settings)("What is the refund window?")
+    # The client hung up after 64 KB: the service could not write the rest.
+    assert service.stream_ended.wait(60)
+    assert service.streamed < 128 * 1024 * 1024
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [("2MB", 2 * 1024**2), ("512kb", 512 * 1024), ("1000", 1000), (" 3 MiB ", 3 * 1024**2)],
+)
+def test_sizes(text: str, size: int) -> None:
+    assert byte_size(text) == size
+
+
+@pytest.mark.parametrize("text", ["0", "2GB", "-5", "lots", "1.5MB"])
+def test_bad_sizes_say_how_to_write_one(text: str) -> None:
+    with pytest.raises(ConfigError, match=r"--ragproof-endpoint-max-bytes expects a positive size"):
+        byte_size(text)
+
+
+def test_the_default_bound_is_2mb() -> None:
+    settings = make_settings(url="http://127.0.0.1:9/ask", environ={})
+    assert settings.max_bytes == 2 * 1024 * 1024
 
 
 def test_concurrency_runs_requests_at_once(project: pytest.Pytester, service: Service) -> None:

@@ -1,0 +1,140 @@
+"""The aggregates section of the HTML report: one folded block per selector, a bar
+chart of the means on the 0..1 scale and the tables of every statistic.
+
+A metric whose good direction depends on the case kind (``abstained``: a refusal is
+right on an unanswerable case, a false refusal on a qa case) has no meaning averaged
+over all cases, so the "all cases" chart draws it once per kind instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_ragproof.metrics import registry
+from pytest_ragproof.reporting.html_sections import esc, metric_order, num, table
+from pytest_ragproof.reporting.svg import bar_chart, legend
+
+STATS = ("mean", "min", "p50", "p90", "p95", "max")
+KIND_ORDER = ("qa", "unanswerable", "injection")
+# Seconds are not on the 0..1 scale of the bar charts; they stay in the tables.
+UNCHARTED = frozenset({"latency_s"})
+
+Keyed = dict[tuple[str, str], Mapping[str, Any]]
+
+
+def _selectors(aggregates: Sequence[Mapping[str, Any]]) -> list[str]:
+    seen = list(dict.fromkeys(str(a.get("selector")) for a in aggregates))
+    first = [s for s in ("*", *KIND_ORDER) if s in seen]
+    return first + [s for s in seen if s not in first]
+
+
+def _by_metric(rows: Sequence[Mapping[str, Any]]) -> Keyed:
+    return {(str(a.get("pipeline")), str(a.get("metric"))): a for a in rows}
+
+
+def direction_by_kind(metric: str) -> bool:
+    """Is ``metric``'s good direction different from one case kind to another?"""
+    spec = registry.resolve(metric)
+    return spec is not None and bool(spec.lower_is_better_kinds)
+
+
+def _bounded(rows: Sequence[Mapping[str, Any]], metric: str) -> bool:
+    return metric not in UNCHARTED and all(
+        0.0 <= float(v) <= 1.0
+        for a in rows
+        if a.get("metric") == metric
+        for v in (a.get("values") or {}).values()
+    )
+
+
+def chart_groups(
+    selector: str,
+    rows: Sequence[Mapping[str, Any]],
+    items: Sequence[Mapping[str, Any]],
+    pipelines: Sequence[str],
+) -> list[tuple[str, list[float | None]]]:
+    """The bar groups of one selector's chart: ``(label, mean per pipeline)``.
+
+    On "all cases" a metric whose direction depends on the kind becomes one group per
+    kind (``abstained (qa)``, ``abstained (unanswerable)``), from the kinds' own rows.
+    """
+    by = _by_metric(rows)
+    per_kind = {k: _by_metric([a for a in items if a.get("selector") == k]) for k in KIND_ORDER}
+    groups: list[tuple[str, list[float | None]]] = []
+    for m in sorted({str(a.get("metric")) for a in rows}, key=metric_order):
+        if not _bounded(rows, m):
+            continue
+        if selector == "*" and direction_by_kind(m):
+            for kind, kind_by in per_kind.items():
+                values = [_mean(kind_by.get((p, m))) for p in pipelines]
+                if any(v is not None for v in values):
+                    groups.append((f"{m} ({kind})", values))
+            continue
+        values = [_mean(by.get((p, m))) for p in pipelines]
+        if any(v is not None for v in values):
+            groups.append((m, values))
+    return groups
+
+
+def aggregates(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
+    items = results.get("aggregates") or []
+    if not items:
+        return '<p class="muted">No aggregates (no scored cases).</p>'
+    out = [legend(pipelines)]
+    for selector in _selectors(items):
+        rows = [a for a in items if str(a.get("selector")) == selector]
+        by = _by_metric(rows)
+        metrics = sorted({str(a.get("metric")) for a in rows}, key=metric_order)
+        title = "all cases" if selector == "*" else f"selector {selector}"
+        # The first selector (all cases) is open; the others fold to keep the page short.
+        opened = " open" if selector == "*" else ""
+        out.append(f'<details class="selector"{opened}><summary><h3>{esc(title)}</h3></summary>')
+        out.append('<div class="agg">')
+        groups = chart_groups(selector, rows, items, pipelines)
+        if groups:
+            out.append(f"<div>{bar_chart(f'mean per metric, {title}', groups, pipelines)}</div>")
+        headers = ["metric"]
+        for p in pipelines:
+            headers += [f"{esc(p)} mean", "min", "max", "n"]
+        table_rows = []
+        for m in metrics:
+            row = [esc(m)]
+            for p in pipelines:
+                a = by.get((p, m))
+                values = (a or {}).get("values") or {}
+                row += [num(values.get("mean")), num(values.get("min")), num(values.get("max"))]
+                row.append(_n(a))
+            table_rows.append(row)
+        out.append(f"<div>{table(headers, table_rows, num_from=1)}")
+        long_rows = [
+            [esc(m), esc(p), _n(by.get((p, m)))]
+            + [num(((by.get((p, m)) or {}).get("values") or {}).get(s), 4) for s in STATS]
+            for m in metrics
+            for p in pipelines
+            if (p, m) in by
+        ]
+        out.append(
+            "<details><summary>every statistic</summary>"
+            + table(["metric", "pipeline", "n", *STATS], long_rows, num_from=2)
+            + "</details></div></div></details>"
+        )
+    return "".join(out)
+
+
+def _mean(a: Mapping[str, Any] | None) -> float | None:
+    if not a:
+        return None
+    value = (a.get("values") or {}).get("mean")
+    return None if value is None else float(value)
+
+
+def _n(a: Mapping[str, Any] | None) -> str:
+    if not a:
+        return "–"
+    extra = []
+    if a.get("n_error"):
+        extra.append(f"{a['n_error']} error")
+    if a.get("n_missing"):
+        extra.append(f"{a['n_missing']} missing")
+    return esc(a.get("n")) + (f" ({esc(', '.join(extra))})" if extra else "")
