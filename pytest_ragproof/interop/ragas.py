@@ -157,5 +157,5 @@ def string_list_raw(cell: str) -> Any:
     except ValueError:
         try:
             return ast.literal_eval(cell.strip())
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return cell
