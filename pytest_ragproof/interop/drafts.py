@@ -38,6 +38,32 @@ class Draft:
     history: list[dict[str, str]] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # case fields a ragproof block restores
+
+
+BLOCK_FIELDS = ("tags", "split", "synthetic", "provenance", "review_status")
+
+
+def apply_block(draft: Draft, block: Mapping[str, Any], origin: str) -> set[str]:
+    """Restore what a ``ragproof export`` block holds (``export.py``): id, kind, question
+    type, source ids, the fields the tool has no place for and, where the tool could not
+    hold them as they were, the passages. Returns the names the export derived (not
+    the case's own data), which the importer leaves out of metadata."""
+    ids = block.get("expected_source_ids")
+    if isinstance(ids, list) and ids:
+        draft.source_ids = [str(i) for i in ids]
+        draft.source_ids_from = origin
+    for name in ("id", "kind", "question_type"):
+        if isinstance(block.get(name), str):
+            setattr(draft, name, block[name])
+    for name in BLOCK_FIELDS:
+        if name in block:
+            draft.extra[name] = block[name]
+    passages = block.get("reference_contexts")
+    if isinstance(passages, list):
+        draft.passages = passages
+    derived = block.get("derived")
+    return {str(n) for n in derived} if isinstance(derived, list) else set()
 
 
 @dataclass(frozen=True)
