@@ -7,21 +7,26 @@ what gets hashed and written into frozen files, and a frozen file is accepted
 only if re-normalizing its cases changes nothing.
 
 Errors raised here are :class:`RecordError` with value-free reasons; the loader
-adds source, record and line.
+adds source, record and line. Strings and JSON values are checked in ``values.py``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pytest_ragproof.dataset.frozendict import CheckedFrozenDict
 from pytest_ragproof.dataset.messages import json_type, list_expected, unknown_field
-from pytest_ragproof.textnorm import describe_char, find_disallowed_control, normalize_text
+from pytest_ragproof.dataset.values import MAX_DEPTH as MAX_DEPTH
+from pytest_ragproof.dataset.values import SURROGATE_HINT, printable_name
+from pytest_ragproof.dataset.values import TOO_LONG_INTEGER as TOO_LONG_INTEGER
+from pytest_ragproof.dataset.values import RecordError as RecordError
+from pytest_ragproof.dataset.values import is_clean as _clean
+from pytest_ragproof.dataset.values import json_value as _json_value
+from pytest_ragproof.dataset.values import normalize_string as _string
+from pytest_ragproof.textnorm import describe_char
 
 ID_DOMAIN = b"ragproof.case-id/1\x00"
 
@@ -67,133 +72,18 @@ STRING_LIST_FIELDS = frozenset({"expected_source_ids", "reference_contexts", "ta
 # a case is reviewed or assigned to a split.
 _NOT_IN_DERIVED_ID = frozenset({"id", "split", "review_status"})
 
-#: Reason and fix when canonical JSON cannot hold a number: only an integer of more
-#: digits than Python converts to text (4300) gets past normalization.
-TOO_LONG_INTEGER = (
-    "holds a number JSON cannot hold (an integer of over 4300 digits)",
-    "store it as a string",
-)
-
 _UNKNOWN = object()
 _CANARY_TOKEN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9])?")
-
-
-class RecordError(ValueError):
-    """A record is invalid. ``reason`` never contains record values."""
-
-    def __init__(self, reason: str, *, hint: str | None = None, exc_type: str | None = None):
-        super().__init__(reason)
-        self.reason = reason
-        self.hint = hint
-        self.exc_type = exc_type
 
 
 class UnknownFieldError(RecordError):
     """A record key that is not a case field (worded for JSON; the loader rewords CSV)."""
 
     def __init__(self, name: str) -> None:
+        name = printable_name(name)
         reason, hint = unknown_field(name, FIELDS, csv=False)
         super().__init__(reason, hint=hint)
         self.field = name
-
-
-def _check_controls(text: str, where: str) -> None:
-    pos = find_disallowed_control(text)
-    if pos is not None:
-        raise RecordError(
-            f"{where} contains the disallowed control character {describe_char(text[pos])} "
-            f"at character {pos + 1}",
-            hint="remove the control character (tab and line feed are allowed)",
-        )
-
-
-def _string(value: Any, where: str) -> Any:
-    if type(value) is str:
-        # Fast path: printable ASCII with no outer whitespace is already canonical
-        # (no CR, no control characters, NFC trivially). strip() returns the same
-        # object when there is nothing to strip.
-        if value.strip() is value and value.isascii() and value.isprintable():
-            return value
-        text = normalize_text(value)
-        _check_controls(text, where)
-        return text
-    if isinstance(value, str):
-        text = normalize_text(str(value))
-        _check_controls(text, where)
-        return text
-    return value  # type errors are reported by the model
-
-
-def _clean(value: str) -> bool:
-    """True when a string is printable ASCII without outer whitespace (already canonical)."""
-    return value.strip() is value and value.isascii() and value.isprintable()
-
-
-MAX_DEPTH = 100
-"""How deeply metadata and provenance may nest (deeper, or a value holding itself, is refused)."""
-
-
-def _too_deep(where: str) -> RecordError:
-    field = where.split(".", 1)[0].split("[", 1)[0]
-    return RecordError(
-        f"{field} is nested more than {MAX_DEPTH} levels deep (or contains itself)",
-        hint="flatten it",
-    )
-
-
-def _json_value(value: Any, where: str, depth: int = 0) -> Any:
-    """Normalize strings inside a JSON value and reject what JSON cannot hold."""
-    kind = type(value)
-    if kind is int or kind is bool or value is None:
-        return value
-    if kind is str:
-        return value if _clean(value) else _string(value, where)
-    if kind is dict:
-        # Fast path: a flat object of clean keys and scalar values is kept as a copy.
-        for key, item in value.items():
-            if type(key) is not str or not (
-                key.strip() is key and key.isascii() and key.isprintable()
-            ):
-                break
-            t = type(item)
-            if t is str:
-                if not (item.strip() is item and item.isascii() and item.isprintable()):
-                    break
-            elif not (t is int or t is bool or item is None or (t is float and item - item == 0)):
-                break
-        else:
-            return CheckedFrozenDict(value)
-    if isinstance(value, str):
-        return _string(value, where)
-    if value is None or isinstance(value, bool | int):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise RecordError(
-                f"{where} holds a non-finite number", hint="use a finite number or a string"
-            )
-        return value
-    if depth >= MAX_DEPTH and isinstance(value, Mapping | list | tuple):
-        raise _too_deep(where)
-    if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise RecordError(f"{where} has a non-string key", hint="use string keys")
-            nkey = _string(key, f"a key of {where}")
-            if nkey in out:
-                raise RecordError(
-                    f"{where} has two keys that are equal after normalization",
-                    hint="rename one of them",
-                )
-            out[nkey] = _json_value(item, f"{where}.{nkey[:40]}", depth + 1)
-        return out
-    if isinstance(value, list | tuple):
-        return [_json_value(item, f"{where}[{i}]", depth + 1) for i, item in enumerate(value)]
-    raise RecordError(
-        f"{where} holds a {type(value).__name__}, which is not a JSON value",
-        hint="use strings, numbers, booleans, null, arrays and objects only",
-    )
 
 
 def _string_list(value: Any, field: str) -> Any:
@@ -272,7 +162,15 @@ def derive_id(canonical: Mapping[str, Any]) -> str:
     except ValueError:  # values were checked, only an integer of over 4300 digits is left
         reason, hint = TOO_LONG_INTEGER
         raise RecordError(reason, hint=hint, exc_type="ValueError") from None
-    return "case-" + hashlib.sha256(ID_DOMAIN + blob.encode("utf-8")).hexdigest()[:16]
+    try:
+        data = blob.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a surrogate in a field of the wrong type
+        raise RecordError(
+            f"holds the lone surrogate {describe_char(blob[exc.start])}, which is not Unicode text",
+            hint=SURROGATE_HINT,
+            exc_type="UnicodeEncodeError",
+        ) from None
+    return "case-" + hashlib.sha256(ID_DOMAIN + data).hexdigest()[:16]
 
 
 _BAD_ID = re.compile(r"\s|::|\[")

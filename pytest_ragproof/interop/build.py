@@ -143,6 +143,7 @@ def record_of(
     if draft.tags:
         rec["tags"] = draft.tags
     rec["metadata"] = {**draft.metadata, "imported_from": tool}
+    rec.update(draft.extra)
     return rec
 
 

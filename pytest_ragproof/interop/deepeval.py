@@ -18,6 +18,7 @@ from typing import Any
 
 from pytest_ragproof.interop.drafts import (
     Draft,
+    apply_block,
     bad,
     csv_rows,
     objects,
@@ -100,13 +101,7 @@ def read(path: Path, report: FieldReport, *, delimiter: str = DELIMITER) -> list
             report.map("additional_metadata", "metadata")
         block = meta.pop("ragproof", None)
         if isinstance(block, Mapping):
-            ids = block.get("expected_source_ids")
-            if isinstance(ids, list) and ids:
-                draft.source_ids = [str(i) for i in ids]
-                draft.source_ids_from = "additional_metadata.ragproof"
-            for name in ("id", "kind", "question_type"):
-                if isinstance(block.get(name), str):
-                    setattr(draft, name, block[name])
+            apply_block(draft, block, "additional_metadata.ragproof")
             report.map("additional_metadata.ragproof", "id, kind, question_type")
         for name in ("name", "comments"):
             text = string_value(path, line, name, obj.get(name))
@@ -114,8 +109,8 @@ def read(path: Path, report: FieldReport, *, delimiter: str = DELIMITER) -> list
                 meta[name] = text
                 report.map(name, f"metadata.{name}")
         draft.metadata = meta
-        if draft.kind == "unanswerable":
-            draft.passages = []
+        if draft.kind == "unanswerable" and not isinstance(block, Mapping):
+            draft.passages = []  # (an export's unanswerable case keeps what it had)
         for name, item in obj.items():
             if item in (None, "", [], {}) or name in KNOWN:
                 continue

@@ -12,8 +12,9 @@ import ast
 import csv
 import io
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,32 @@ class Draft:
     history: list[dict[str, str]] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # case fields a ragproof block restores
+
+
+BLOCK_FIELDS = ("tags", "split", "synthetic", "provenance", "review_status")
+
+
+def apply_block(draft: Draft, block: Mapping[str, Any], origin: str) -> set[str]:
+    """Restore what a ``ragproof export`` block holds (``export.py``): id, kind, question
+    type, source ids, the fields the tool has no place for and, where the tool could not
+    hold them as they were, the passages. Returns the names the export derived (not
+    the case's own data), which the importer leaves out of metadata."""
+    ids = block.get("expected_source_ids")
+    if isinstance(ids, list) and ids:
+        draft.source_ids = [str(i) for i in ids]
+        draft.source_ids_from = origin
+    for name in ("id", "kind", "question_type"):
+        if isinstance(block.get(name), str):
+            setattr(draft, name, block[name])
+    for name in BLOCK_FIELDS:
+        if name in block:
+            draft.extra[name] = block[name]
+    passages = block.get("reference_contexts")
+    if isinstance(passages, list):
+        draft.passages = passages
+    derived = block.get("derived")
+    return {str(n) for n in derived} if isinstance(derived, list) else set()
 
 
 @dataclass(frozen=True)
@@ -51,28 +78,76 @@ def bad(path: Path | str, line: int | None, reason: str, hint: str) -> DatasetEr
     return DatasetError(reason, source=str(path), line=line, hint=hint)
 
 
-def _json_rows(path: Path, text: str) -> list[Row]:
-    """The elements of a JSON array, each with the line it starts on."""
-    decoder = json.JSONDecoder()
+_WS = " \t\n\r"
+
+
+def _parse(
+    path: Path, line: int, decode: Callable[[], Any], hint: str, *, first_line: int = 1
+) -> Any:
+    """``decode()`` of the value at ``line``; a JSON error (at ``first_line`` plus its own
+    line number), a too long integer or too deep nesting as a DatasetError."""
     try:
-        start = text.index("[") + 1
-    except ValueError:
-        raise bad(path, 1, "is not a JSON array", "give the tool's JSON export") from None
+        return decode()
+    except json.JSONDecodeError as exc:
+        at = first_line + exc.lineno - 1
+        raise bad(path, at, f"invalid JSON: {exc.msg} (column {exc.colno})", hint) from None
+    except RecursionError:
+        raise bad(
+            path, line, "holds values nested too deeply to parse", "flatten the nested values"
+        ) from None
+    except ValueError:  # NaN is read as Python does; only an over-long integer is left
+        raise bad(
+            path, line, "holds an integer too long to read (over 4300 digits)", "store it as text"
+        ) from None
+
+
+def _json_rows(path: Path, text: str, start: int = -1) -> list[Row]:
+    """The elements of the JSON array at ``start`` (the first ``[``), each with its line."""
+    decoder = json.JSONDecoder()
+    if start < 0:
+        start = text.find("[")
+        if start < 0:
+            raise bad(path, 1, "is not a JSON array", "give the tool's JSON export")
     rows: list[Row] = []
-    pos, n = start, len(text)
+    pos, n = start + 1, len(text)
     while True:
-        while pos < n and text[pos] in " \t\n\r,":
+        while pos < n and text[pos] in _WS:
             pos += 1
+        if rows and pos < n and text[pos] == ",":
+            pos += 1
+            while pos < n and text[pos] in _WS:
+                pos += 1
         if pos >= n or text[pos] == "]":
             return rows
         line = text.count("\n", 0, pos) + 1
-        try:
-            value, pos = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError as exc:
-            raise bad(
-                path, exc.lineno, f"invalid JSON: {exc.msg} (column {exc.colno})", "fix the JSON"
-            ) from None
+        decode = partial(decoder.raw_decode, text, pos)
+        value, pos = _parse(path, line, decode, "fix the JSON syntax there")
         rows.append(Row(line, value))
+
+
+def _member_array(text: str, keys: tuple[str, ...]) -> int:
+    """Where the array of the last member named one of ``keys`` starts in the JSON object
+    ``text``, or -1. A value that does not parse ends the search (an array there is
+    returned: reading it element by element tells which element is bad, and its line)."""
+    decoder = json.JSONDecoder()
+    pos, n, found = text.index("{") + 1, len(text), -1
+    while pos < n:
+        while pos < n and text[pos] in _WS + ",":
+            pos += 1
+        if pos >= n or text[pos] != '"':
+            break
+        start = -2
+        try:
+            key, pos = decoder.raw_decode(text, pos)
+            while pos < n and text[pos] in _WS + ":":
+                pos += 1
+            if key in keys:  # json.loads keeps the last of repeated keys
+                found = pos if text.startswith("[", pos) else -1
+            start = pos
+            _, pos = decoder.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            return found if found == start else -1
+    return found
 
 
 def _jsonl_rows(path: Path, text: str) -> list[Row]:
@@ -80,15 +155,14 @@ def _jsonl_rows(path: Path, text: str) -> list[Row]:
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        try:
-            rows.append(Row(lineno, json.loads(line)))
-        except json.JSONDecodeError as exc:
-            raise bad(
-                path,
-                lineno,
-                f"invalid JSON: {exc.msg} (column {exc.colno})",
-                "each line of a JSONL file must be one JSON object",
-            ) from None
+        value = _parse(
+            path,
+            lineno,
+            partial(json.loads, line),
+            "each line of a JSONL file must be one JSON object",
+            first_line=lineno,
+        )
+        rows.append(Row(lineno, value))
     return rows
 
 
@@ -121,15 +195,16 @@ def read_json_records(path: Path, text: str, list_keys: tuple[str, ...] = ()) ->
         return _json_rows(path, text)
     if head.startswith("{") and list_keys:
         try:
-            whole = json.loads(text)
+            whole: Any = json.loads(text)
         except json.JSONDecodeError:
-            whole = None
+            whole = None  # JSONL, or an error the line-by-line read reports with its line
+        except (ValueError, RecursionError):  # too deep or too long: where, if an array
+            whole = {}
         if isinstance(whole, dict):
-            for key in list_keys:
-                if isinstance(whole.get(key), list):
-                    # The object's own lines are unknown past this point: count records.
-                    return [Row(None, value) for value in whole[key]]
-            if not any(key in whole for key in list_keys):
+            start = _member_array(text, list_keys)
+            if start >= 0:
+                return _json_rows(path, text, start)
+            if whole and not any(key in whole for key in list_keys):
                 return [Row(1, whole)]  # a one-record JSONL file
     return _jsonl_rows(path, text)
 
@@ -179,7 +254,7 @@ def string_list(
             except json.JSONDecodeError:
                 try:
                     value = ast.literal_eval(cell)
-                except (ValueError, SyntaxError, MemoryError, RecursionError):
+                except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                     raise bad(
                         path,
                         line,

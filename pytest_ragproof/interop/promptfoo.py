@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_ragproof.dataset.values import printable_name
 from pytest_ragproof.interop.drafts import (
     Draft,
     bad,
@@ -59,38 +60,128 @@ def _yaml_tests(path: Path, text: str) -> list[tuple[int | None, Any]]:
         raise MissingExtraError("interop", "pyyaml", "Reading promptfoo YAML") from None
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
+        _no_repeated_keys(path, node)
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
+        line = None if mark is None else mark.line + 1
+        if isinstance(exc, yaml.reader.ReaderError):  # a character YAML does not allow
+            line = text.count("\n", 0, exc.position) + 1
         raise bad(
             path,
-            None if mark is None else mark.line + 1,
+            line,
             f"invalid YAML ({type(exc).__name__})",
             "fix the YAML syntax at that line",
         ) from None
+    except RecursionError:
+        raise bad(
+            path, 1, "holds values nested too deeply to parse", "flatten the nested values"
+        ) from None
     default: Mapping[str, Any] = {}
+    default_line: int | None = None
     if isinstance(data, Mapping):
         if isinstance(data.get("tests"), str):
             raise bad(
                 path,
-                None,
+                _key_line(node, "tests"),
                 "tests: names another file",
                 "import that file (the tests list) instead of the config",
             )
         if not isinstance(data.get("tests"), list):
             raise bad(path, 1, "has no tests: list", "give a promptfoo tests file or config")
         found = data.get("defaultTest")
-        default = found if isinstance(found, Mapping) else {}
-        node = next(v for k, v in node.value if getattr(k, "value", None) == "tests")
+        default_line = _key_line(node, "defaultTest")
+        if found is not None and not isinstance(found, Mapping):
+            raise bad(
+                path,
+                default_line,
+                f"defaultTest is a {type(found).__name__}, not a mapping",
+                "write defaultTest as {vars: …, assert: […]}",
+            )
+        default = found or {}
+        _check_test(path, default_line, default, "defaultTest")
+        node = _value_node(node, "tests")
         data = data["tests"]
     if not isinstance(data, list):
         raise bad(path, 1, "is not a list of tests", "give a promptfoo tests file or config")
-    lines = [item.start_mark.line + 1 for item in node.value]
-    return [(line, _merge(default, test)) for line, test in zip(lines, data, strict=True)]
+    items = getattr(node, "value", None)
+    if isinstance(items, list) and len(items) == len(data):
+        lines: list[int | None] = [item.start_mark.line + 1 for item in items]
+    else:  # tests reached through an alias or merge key: their lines are not known
+        lines = [None] * len(data)
+    out: list[tuple[int | None, Any]] = []
+    for line, test in zip(lines, data, strict=True):
+        if isinstance(test, Mapping):
+            _check_test(path, line, test, "the test")
+            test = _merge(default, test)
+        out.append((line, test))
+    return out
 
 
-def _merge(default: Mapping[str, Any], test: Any) -> Any:
-    if not default or not isinstance(test, Mapping):
+def _key_line(node: Any, key: str) -> int | None:
+    for k, _ in getattr(node, "value", None) or ():
+        if getattr(k, "value", None) == key:
+            return int(k.start_mark.line) + 1
+    return None
+
+
+def _value_node(node: Any, key: str) -> Any:
+    for k, v in getattr(node, "value", None) or ():
+        if getattr(k, "value", None) == key:
+            return v
+    return None
+
+
+def _no_repeated_keys(path: Path, root: Any) -> None:
+    """A mapping that names a key twice is an error (promptfoo's YAML reader refuses it;
+    PyYAML would keep the last silently)."""
+    import yaml
+
+    stack, seen = [root], set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            keys: set[str] = set()
+            for key, value in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    if key.value in keys and key.value != "<<":
+                        raise bad(
+                            path,
+                            key.start_mark.line + 1,
+                            "a mapping has the same key twice",
+                            "keep one of the two keys (YAML keys must be unique)",
+                        )
+                    keys.add(key.value)
+                stack += [key, value]
+        elif isinstance(node, yaml.SequenceNode):
+            stack += node.value
+
+
+def _check_test(path: Path, line: int | None, test: Mapping[str, Any], what: str) -> None:
+    """``vars`` a mapping and ``assert`` a list, where present."""
+    vars_ = test.get("vars")
+    if vars_ is not None and not isinstance(vars_, Mapping):
+        raise bad(
+            path,
+            line,
+            f"{what}'s vars is a {type(vars_).__name__}, not a mapping",
+            "write vars as NAME: value lines (a vars: file reference is not read)",
+        )
+    asserts = test.get("assert")
+    if asserts is not None and not isinstance(asserts, list):
+        raise bad(
+            path,
+            line,
+            f"{what}'s assert is a {type(asserts).__name__}, not a list",
+            "write assert as a list of {type, value}",
+        )
+
+
+def _merge(default: Mapping[str, Any], test: Mapping[str, Any]) -> Mapping[str, Any]:
+    if not default:
         return test
     out = {**default, **test}
     out["vars"] = {**(default.get("vars") or {}), **(test.get("vars") or {})}
@@ -126,7 +217,12 @@ def read(path: Path, report: FieldReport, *, var_map: dict[str, str]) -> list[Dr
     tests = _csv_tests(path, text) if is_csv else _yaml_tests(path, text)
     if "question" not in var_map:
         names = sorted(
-            {str(k) for _, t in tests if isinstance(t, Mapping) for k in t.get("vars") or {}}
+            {
+                printable_name(str(k))
+                for _, t in tests
+                if isinstance(t, Mapping) and isinstance(t.get("vars"), Mapping)
+                for k in t["vars"]
+            }
         )
         raise bad(
             path,
@@ -138,10 +234,11 @@ def read(path: Path, report: FieldReport, *, var_map: dict[str, str]) -> list[Dr
     drafts: list[Draft] = []
     for line, test in tests:
         report.n_read += 1
-        if not isinstance(test, Mapping) or not isinstance(test.get("vars") or {}, Mapping):
+        if not isinstance(test, Mapping):
             raise bad(
                 path, line, "a test is not a mapping with vars", "write each test as {vars: …}"
             )
+        _check_test(path, line, test, "the test")
         draft = _draft(path, line, test, var_map, report)
         if draft is not None:
             drafts.append(draft)

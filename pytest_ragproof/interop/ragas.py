@@ -40,6 +40,9 @@ DROPPED = {
 NEW = ("user_input", "reference", "reference_contexts")
 OLD = ("question", "ground_truth", "contexts")
 META = ("persona_name", "query_style", "query_length")
+# ``ragproof export --to ragas`` writes this synthesizer_name for a case without a
+# ``synthesizer:`` tag (Ragas requires one): it comes back as no tag.
+EXPORTED = ("synthesizer", "ragproof")
 
 
 def _rows(path: Path) -> list[tuple[int | None, Mapping[str, Any]]]:
@@ -123,7 +126,9 @@ def read(path: Path, report: FieldReport) -> list[Draft]:
             report.map(c_name, "reference_contexts")
         for name, prefix in (("synthesizer_name", "synthesizer"), ("evolution_type", "evolution")):
             label = string_value(path, line, name, obj.get(name))
-            if label is not None:
+            if label is not None and (prefix, label.strip()) == EXPORTED:
+                report.map(f"{name} '{EXPORTED[1]}'", "no tag (a case ragproof export wrote)")
+            elif label is not None:
                 draft.tags.append(f"{prefix}:{label.strip()}")
                 report.map(name, f"tags ({prefix}:<name>)")
         for name in META:
@@ -157,5 +162,5 @@ def string_list_raw(cell: str) -> Any:
     except ValueError:
         try:
             return ast.literal_eval(cell.strip())
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return cell

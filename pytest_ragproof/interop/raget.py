@@ -16,6 +16,7 @@ from typing import Any
 
 from pytest_ragproof.interop.drafts import (
     Draft,
+    apply_block,
     bad,
     objects,
     read_json_records,
@@ -37,6 +38,9 @@ QUESTION_TYPES = {
 }
 
 _DOCUMENT = re.compile(r"(?:^|\n\n)Document ([^\s:]+): ")
+
+CONTEXT_IDS = "reference_context_ids"
+"""Metadata key of the ``Document <id>`` of each passage (``ragproof export`` writes them back)."""
 
 _AGENT_FIELDS = ("agent_answer", "correctness", "correctness_reason")
 _KNOWN = {"id", "question", "reference_answer", "reference_context", "conversation_history"}
@@ -84,6 +88,8 @@ def read(path: Path, report: FieldReport) -> list[Draft]:
         report.map("question", "question")
         meta = obj.get("metadata")
         meta = dict(meta) if isinstance(meta, dict) else {}
+        block = meta.pop("ragproof", None)  # a ragproof export: its fields are the case's
+        block = block if isinstance(block, dict) else None
         raw_type = meta.pop("question_type", None)
         qtype = QUESTION_TYPES.get(str(raw_type).strip().lower()) if raw_type else None
         if raw_type is not None and qtype is None:
@@ -106,7 +112,8 @@ def read(path: Path, report: FieldReport) -> list[Draft]:
             report.map("id", "id")
         answer = string_value(path, line, "reference_answer", obj.get("reference_answer"))
         context = string_value(path, line, "reference_context", obj.get("reference_context"))
-        if draft.kind == "unanswerable":
+        context_ids: list[str] = []
+        if draft.kind == "unanswerable" and block is None:
             if answer is not None:
                 report.drop_field(
                     "reference_answer",
@@ -125,24 +132,24 @@ def read(path: Path, report: FieldReport) -> list[Draft]:
             if context is not None:
                 pairs = split_context(context)
                 draft.passages = [passage for _, passage in pairs]
+                context_ids = [i for i, _ in pairs if i is not None]
                 report.map("reference_context", "reference_contexts (split on 'Document <id>:')")
         draft.history = _history(path, line, obj.get("conversation_history"))
         if draft.history:
             report.map("conversation_history", "conversation_history")
         seed = meta.pop("seed_document_id", None)
-        block = meta.pop("ragproof", None)
-        if isinstance(block, dict) and isinstance(block.get("expected_source_ids"), list):
-            draft.source_ids = [str(s) for s in block["expected_source_ids"]]
-            draft.source_ids_from = "metadata.ragproof"
-            for name in ("id", "kind", "question_type"):
-                if isinstance(block.get(name), str):
-                    setattr(draft, name, block[name])
+        derived: set[str] = set()
+        if block is not None:
+            derived = apply_block(draft, block, "metadata.ragproof")
         elif seed is not None and draft.kind == "qa":
             draft.source_ids = [str(seed)]
             draft.source_ids_from = "metadata.seed_document_id"
-        if seed is not None:
+        if seed is not None and "seed_document_id" not in derived:
             meta["seed_document_id"] = seed
-        for key in sorted(meta):
+        if context_ids and len(context_ids) == len(draft.passages) and CONTEXT_IDS not in derived:
+            meta[CONTEXT_IDS] = context_ids  # so that an export writes the same ids back
+            report.map("reference_context 'Document <id>:'", f"metadata.{CONTEXT_IDS}")
+        for key in sorted(k for k in meta if k != CONTEXT_IDS):
             report.map(f"metadata.{key}", f"metadata.{key}")
         draft.metadata = meta
         for name in obj:

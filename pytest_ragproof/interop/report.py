@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from pytest_ragproof.dataset.values import printable_name
+
 MAX_LINES_LISTED = 20  # line numbers shown per reason; the count is always complete
 
 
@@ -43,14 +45,16 @@ class FieldReport:
 
     def map(self, source_field: str, target: str) -> None:
         """One record's ``source_field`` went into ``target`` (a case field, or a description)."""
-        self.mapped[(source_field, target)] += 1
+        self.mapped[(printable_name(source_field), printable_name(target))] += 1
 
     def drop_field(self, source_field: str, reason: str) -> None:
         """One record's ``source_field`` was left out, for ``reason``."""
+        source_field = printable_name(source_field)
         old = self.dropped_fields.get(source_field)
         self.dropped_fields[source_field] = (reason, (old[1] if old else 0) + 1)
 
     def drop_record(self, reason: str, line: int | None) -> None:
+        reason = printable_name(reason, limit=200)
         self.dropped_records.setdefault(reason, []).append(line)
 
     def note(self, text: str) -> None:

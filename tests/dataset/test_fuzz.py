@@ -17,7 +17,11 @@ from hypothesis import strategies as st
 from pytest_ragproof import DatasetError, DatasetFieldMap, load_dataset
 
 FUZZ = settings(
-    max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=1000,
+    deadline=None,
+    derandomize=True,  # the same inputs every run (a fixed seed); the count is bounded
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 
 json_values = st.recursive(
@@ -25,7 +29,8 @@ json_values = st.recursive(
     | st.booleans()
     | st.integers()
     | st.floats(allow_nan=True, allow_infinity=True)
-    | st.text(max_size=20),
+    | st.text(max_size=20)
+    | st.sampled_from(["\ud800", "a\udfff"]),  # lone surrogates (a JSON "\ud800" escape)
     lambda inner: (
         st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
     ),
@@ -115,7 +120,11 @@ def test_arbitrary_json_into_frozen(tmp_path: Path, value: Any, cases: list[Any]
         return
     path = tmp_path / "f.frozen.json"
     # A correctly hashed and laid-out file of arbitrary records: only validation stands.
-    path.write_text(frozen_text(jsons, 2, dataset_hash(jsons)), encoding="utf-8")
+    try:
+        text = frozen_text(jsons, 2, dataset_hash(jsons))
+    except UnicodeEncodeError:  # a lone surrogate: no frozen file holds it (the part below does)
+        return
+    path.write_text(text, encoding="utf-8")
     _load_or_dataset_error(path)
     try:
         doc = json.dumps({"format": "ragproof.dataset/1", "schema_version": value, "cases": value})
