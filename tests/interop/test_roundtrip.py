@@ -2,8 +2,10 @@
 and ragproof -> TOOL -> ragproof gives the same cases (ids included).
 
 Ragas's own sample models read the exports (as ``Testset.from_jsonl`` builds them); DeepEval's
-(``EvaluationDataset.add_goldens_from_json_file``) where deepeval is installed (it is in
-the dev extra); Giskard is not a dev dependency (``giskard[llm]`` pulls torch and
+(``EvaluationDataset.add_goldens_from_json_file``) where deepeval is installed: not in the
+dev extra (it registers a pytest plugin that would load in every run of the suite), so
+`.ci/run` runs this file once more in a venv of its own with deepeval, where
+RAGPROOF_REQUIRE_DEEPEVAL=1 turns a missing deepeval into a failure. Giskard is not a dev dependency (``giskard[llm]`` pulls torch and
 numpy<2), so RAGET files are compared as ``QATestset.load`` reads them: one JSON object
 per line, field by field.
 """
@@ -131,9 +133,12 @@ def test_deepeval_to_ragproof_to_deepeval(cli: Cli, tmp_path: Path) -> None:
     assert [plain(c) for c in second] == [plain(c) for c in first]
 
 
-def test_deepeval_loads_the_export_as_it_loads_the_original(cli: Cli, tmp_path: Path) -> None:
-    os.environ.setdefault("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
-    pytest.importorskip("deepeval")
+def test_deepeval_loads_the_export_as_it_loads_the_original(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DEEPEVAL_TELEMETRY_OPT_OUT", "1")
+    if os.environ.get("RAGPROOF_REQUIRE_DEEPEVAL") != "1":
+        pytest.importorskip("deepeval")
     from deepeval.dataset import EvaluationDataset
 
     original = FIXTURES / "deepeval_goldens.json"
