@@ -5,7 +5,8 @@ Ragas's own sample models read the exports (as ``Testset.from_jsonl`` builds the
 (``EvaluationDataset.add_goldens_from_json_file``) where deepeval is installed: not in the
 dev extra (it registers a pytest plugin that would load in every run of the suite), so
 `.ci/run` runs this file once more in a venv of its own with deepeval, where
-RAGPROOF_REQUIRE_DEEPEVAL=1 turns a missing deepeval into a failure. Giskard is not a dev dependency (``giskard[llm]`` pulls torch and
+RAGPROOF_REQUIRE_DEEPEVAL=1 turns a missing deepeval into a failure. Giskard is not a dev
+dependency (``giskard[llm]`` pulls torch and
 numpy<2), so RAGET files are compared as ``QATestset.load`` reads them: one JSON object
 per line, field by field.
 """
