@@ -36,7 +36,12 @@ from typing import Any
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.metrics import registry
 from pytest_ragproof.metrics.selector import Selector
-from pytest_ragproof.regression.comparison import AggregateChange, CaseFlip, Comparison
+from pytest_ragproof.regression.comparison import (
+    WORST_SHOWN,
+    AggregateChange,
+    CaseFlip,
+    Comparison,
+)
 from pytest_ragproof.regression.stats import (
     is_binary,
     min_pairs,
@@ -169,6 +174,7 @@ def _aggregate(
     before: list[float] = []
     after: list[float] = []
     oriented: list[float] = []
+    worse: list[tuple[float, str, float, float]] = []  # (oriented change, id, before, now)
     for cid in sorted(ids):
         now_case = current.get((pipeline, cid))
         base_case = baseline.get((pipeline, cid))
@@ -182,6 +188,8 @@ def _aggregate(
         before.append(base)
         after.append(now)
         oriented.append(now - base if _higher_is_better(metric, kind) else base - now)
+        if oriented[-1] < -EPSILON:
+            worse.append((oriented[-1], cid, base, now))
     tol = tolerance_for(tolerances, selector, metric)
     n = len(oriented)
     if n == 0:
@@ -222,6 +230,7 @@ def _aggregate(
         verdict,
         verdict == "regression",
         note,
+        tuple((cid, b, a) for _, cid, b, a in sorted(worse)[:WORST_SHOWN]),
     )
 
 
@@ -232,6 +241,38 @@ def _regression_line(a: AggregateChange, alpha: float) -> str:
         f"{a.current_mean:.4g} (worse by {a.worse_by:.4g}, tolerance {a.tolerance:g}), "
         f"{a.test.method} p = {a.test.p_value:.3g} < alpha {alpha:g}, n = {a.n} paired case(s)"
     )
+
+
+def _check_comparable(
+    current: dict[tuple[str, str], Mapping[str, Any]],
+    baseline: dict[tuple[str, str], Mapping[str, Any]],
+    dataset_changed: bool,
+    notes: list[str],
+) -> None:
+    """ConfigError when the baseline shares no case with a run that has cases, or (same
+    dataset) a shared case changed kind; a note of the cases that changed kind with the
+    dataset."""
+    shared = sorted(set(current) & set(baseline))
+    if current and not shared:
+        mine = ", ".join(sorted({p for p, _ in current}))
+        theirs = ", ".join(sorted({p for p, _ in baseline})) or "none"
+        raise ConfigError(
+            f"the baseline holds none of this run's {len(current)} case(s) (baseline "
+            f"pipeline(s): {theirs}; this run: {mine}), so it would compare nothing; point "
+            "--ragproof-baseline at the baseline of this dataset and pipeline"
+        )
+    moved = [k for k in shared if current[k].get("kind") != baseline[k].get("kind")]
+    if moved and not dataset_changed:
+        pipeline, cid = moved[0]
+        raise ConfigError(
+            f"the baseline's case {cid} [{pipeline}], field kind: "
+            f"{baseline[moved[0]].get('kind')!r} but this run's case of the same dataset "
+            f"(same sha256) is {current[moved[0]].get('kind')!r}: the baseline was edited; "
+            "write it again from a good run"
+        )
+    if moved:
+        shown = ", ".join(cid for _, cid in moved[:10])
+        notes.append(f"{len(moved)} case(s) changed kind and are not paired: {shown}")
 
 
 def _settings_notes(current: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[str]:
@@ -288,6 +329,7 @@ def compare(
         result.gate_failures.append(f"baseline refused: {result.refused}")
         return result
     cur_cases, base_cases = _index(current), _index(baseline)
+    _check_comparable(cur_cases, base_cases, changed, result.notes)
     if changed:
         shared = len({cid for _, cid in cur_cases} & {cid for _, cid in base_cases})
         result.notes.append(
@@ -304,6 +346,11 @@ def compare(
         result.aggregates.append(change)
         if change.failed:
             result.gate_failures.append(_regression_line(change, result.alpha))
+            # The cases behind it, in every report that shows the comparison's notes.
+            result.notes.append(
+                f"regression {change.label} [{change.pipeline}]: the cases that got worse "
+                f"most: {change.worst_text()}"
+            )
     if fail_on_case_regression:
         for pipeline in pipelines:
             regressed = result.flips_of("regressed", pipeline)

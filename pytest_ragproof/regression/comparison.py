@@ -12,7 +12,10 @@ from typing import Any
 from pytest_ragproof.regression.stats import PairedTest
 from pytest_ragproof.regression.tolerance import Tolerance
 
-__all__ = ["AggregateChange", "CaseFlip", "Comparison"]
+__all__ = ["WORST_SHOWN", "AggregateChange", "CaseFlip", "Comparison"]
+
+# How many of the cases that got worse a regression names (as failed aggregates do).
+WORST_SHOWN = 5
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,8 @@ class AggregateChange:
     verdict: str
     failed: bool  # this regression gates the run
     note: str | None = None  # why a drop could not be tested (too few pairs)
+    # The paired cases that got worse most (up to WORST_SHOWN): (id, baseline, now).
+    worst: tuple[tuple[str, float, float], ...] = ()
 
     @property
     def label(self) -> str:
@@ -57,7 +62,12 @@ class AggregateChange:
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["test"] = None if self.test is None else self.test.to_dict()
+        out["worst"] = [{"id": c, "baseline": b, "now": n} for c, b, n in self.worst]
         return out
+
+    def worst_text(self) -> str:
+        """``qa-01 1 -> 0.667, qa-07 1 -> 0.5``: the cases that got worse most."""
+        return ", ".join(f"{cid} {before:.4g} -> {now:.4g}" for cid, before, now in self.worst)
 
 
 @dataclass
