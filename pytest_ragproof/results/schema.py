@@ -149,6 +149,8 @@ def check_results(doc: Mapping[str, Any], name: str) -> None:
         loc = tuple(err["loc"])
         if err["type"] == "missing":
             problem = "missing"
+        elif err["type"] in ("model_type", "model_attributes_type"):
+            problem = f"should be an object, got {_kind_of(err.get('input'))}"
         else:
             problem = f"{err['msg'].rstrip('.')}, got {_kind_of(err.get('input'))}"
         raise ConfigError(f"{name}: {_where(doc, loc)}: {problem}; {_FIX}") from None

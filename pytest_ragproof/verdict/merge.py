@@ -6,12 +6,15 @@ pytest-split): every file records, in its ``run`` section, the items it selected
 that have no case record (skipped, never scored), the population of the whole
 run and the full settings. :func:`merge` checks that the files belong together
 (same settings, same datasets by hash, same population) and cover every item of
-the population exactly once, then rebuilds the run's facts and decides them with
-the same :func:`~pytest_ragproof.verdict.decide.decide` as a pytest run, so every
+the population exactly once, that each file's cases are ones the run wrote
+(:mod:`.merge_checks`; the schema, ranges and digest were checked on read),
+then rebuilds the run's facts and decides them with the same
+:func:`~pytest_ragproof.verdict.decide.decide` as a pytest run, so every
 aggregate, gate and baseline comparison is the one a single run would compute.
 
-The datasets are not loaded: their recorded entries (path, sha256, frozen, cases)
-are all the verdict needs, so merging needs neither the pipeline nor the dataset.
+The verdict needs no dataset: their recorded entries (path, sha256, frozen, cases)
+are all it needs. A frozen dataset found at its recorded path with its recorded
+sha256 is loaded only to check the files' case ids against it.
 """
 
 from __future__ import annotations
