@@ -10,7 +10,7 @@ from typing import Any
 __all__ = ["DIGEST_COVERS", "digest"]
 
 # What the digest written with a results file covers: the parts merges and baselines use.
-DIGEST_COVERS = ("cases", "run")
+DIGEST_COVERS = ("cases",)
 
 
 def digest(results: Mapping[str, Any], covers: Sequence[str] = DIGEST_COVERS) -> str:

@@ -272,7 +272,7 @@ def apply_baseline(
             fail_on_case_regression=settings.fail_on_case_regression,
         )
     except ConfigError as exc:
-        return BaselineOutcome([f"baseline comparison not run: {exc}"])
+        return BaselineOutcome([f"baseline comparison not run: {path.name}: {exc}"])
     return BaselineOutcome(
         list(comparison.gate_failures),
         summary_lines(comparison, path.name),

@@ -6,7 +6,7 @@ The schema, metric ranges, duplicates and digest of each file are checked on rea
 * every case's status follows from its metrics and the run's case thresholds (a
   case edited to ``hit@5: 0`` that still says ``passed`` is refused);
 * a file labelled shard K/N holds only cases that hash to shard K (a relabelled
-  file), and no two files claim the same shard;
+  file);
 * when the frozen dataset a file names is at hand (same path, same sha256), every
   case id is one of its cases (a renamed case).
 
@@ -84,8 +84,8 @@ def check_statuses(files: Sequence[ShardFile], cfg: RunConfig) -> None:
 
 
 def check_shards(files: Sequence[ShardFile]) -> None:
-    """Files labelled K/N hold only shard K's cases; no shard is claimed twice."""
-    claimed: dict[int, str] = {}
+    """Files labelled K/N hold only shard K's cases (a file given twice, or two files of
+    one shard, are the coverage check's overlap)."""
     for f in files:
         shard = f.run.get("shard")
         if not shard or int(shard["n"]) == 1:
@@ -93,12 +93,6 @@ def check_shards(files: Sequence[ShardFile]) -> None:
         k, n = int(shard["k"]), int(shard["n"])
         if k > n:
             raise ConfigError(f"{f.name}: field run.shard: shard {k}/{n} does not exist")
-        if k in claimed:
-            raise ConfigError(
-                f"{claimed[k]} and {f.name} both say shard {k}/{n} (field run.shard); give "
-                "each shard's file once"
-            )
-        claimed[k] = f.name
         datasets = set(f.run["datasets"])
         for i, case in enumerate(f.doc["cases"]):
             dataset = str(case["dataset"])

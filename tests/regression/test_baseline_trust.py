@@ -13,7 +13,7 @@ import pytest
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.regression import compare
 from pytest_ragproof.results.document import read_results, write_results
-from pytest_ragproof.verdict.baseline import baseline_settings
+from pytest_ragproof.verdict.baseline import apply_baseline, baseline_settings
 from tests.pytester_projects import load_json, run
 from tests.regression.conftest import update
 from tests.regression.factory import SHA_B, case, results
@@ -94,7 +94,7 @@ def test_an_edited_baseline_fails_its_digest(tmp_path: Path) -> None:
         doc["cases"][0]["metrics"]["mrr"] = 0.5
 
     text = _refusal(_written(tmp_path, lower, digest=True))
-    assert "base.json: field digest: the file's cases and run do not match the digest" in text
+    assert "base.json: field digest: the file's cases do not match the digest" in text
     # Truncated to fewer cases: the same.
     text = _refusal(_written(tmp_path, lambda d: d["cases"].pop(), digest=True))
     assert "field digest" in text
@@ -145,3 +145,16 @@ def test_a_null_baseline_stops_the_run_before_any_case(project: pytest.Pytester)
     result = run(project, [], "--ragproof-baseline=out", "--ragproof-baseline-update")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--ragproof-baseline out is a folder*"])
+
+
+def test_a_baseline_comparing_nothing_fails_the_run(tmp_path: Path) -> None:
+    settings = baseline_settings(_written(tmp_path, digest=True), shown="base.json")
+    renamed = results([case(f"c{i}", {"hit@5": 1.0}, pipeline="v2") for i in range(4)])
+    outcome = apply_baseline(settings, renamed)
+    (failure,) = outcome.gate_failures
+    assert failure.startswith(
+        "baseline comparison not run: base.json: the baseline holds none of this run's 4 "
+        "case(s) (baseline pipeline(s): p; this run: v2)"
+    )
+    # The same run against its own pipeline's baseline compares and passes.
+    assert apply_baseline(settings, _baseline()).gate_failures == []
