@@ -90,6 +90,13 @@ def test_merge_refuses_edited_shards(
 
     _edit(shard_project, "shard-1.json", "renamed.json", rename, digest=False)
     _refused(capsys, ["renamed.json", "shard-2.json"], "renamed.json: case qa-99", "field id:")
+    # Without the dataset at hand the ids are not checked against it, and merge says so.
+    dataset = shard_project.path / "cases.frozen.json"
+    dataset.rename(shard_project.path / "elsewhere.json")
+    code, _, err = merge(capsys, ["shard-1.json", "shard-2.json"])
+    assert code == 0, err
+    assert "ragproof merge: note: case ids not checked against dataset cases.frozen.json" in err
+    (shard_project.path / "elsewhere.json").rename(dataset)
 
     # A value outside the metric's range.
     def five(doc: Doc) -> None:
