@@ -54,16 +54,13 @@ def test_merge_refuses_edited_shards(
     run_shards(shard_project, [], 2)
     assert merge(capsys, ["shard-1.json", "shard-2.json"])[0] == 0  # as written: accepted
     one = document(shard_project.path / "shard-1.json")
-    assert set(one["digest"]) == {"sha256", "covers"}
     qa_id = _qa(one)["id"]
 
     def zero_hit(doc: Doc) -> None:
         _qa(doc)["metrics"]["hit@5"] = 0  # status stays "passed"
 
-    # With its digest, any edit of the cases is found; without (an older file), the status
-    # is recomputed from the metrics and the run's case thresholds.
-    _edit(shard_project, "shard-1.json", "e.json", zero_hit, digest=True)
-    _refused(capsys, ["e.json", "shard-2.json"], "e.json: field digest:", "edited or truncated")
+    # Without a digest (a file written before digests) the status is recomputed from the
+    # metrics and the run's case thresholds; with its digest, any edit of the cases is found.
     _edit(shard_project, "shard-1.json", "e.json", zero_hit, digest=False)
     _refused(
         capsys,
@@ -109,6 +106,10 @@ def test_merge_refuses_edited_shards(
         f"five.json: case {qa_id}",
         "field metrics.recall@5: 5 is outside the metric's range (between 0 and 1)",
     )
+
+    assert set(one["digest"]) == {"sha256", "covers"}
+    _edit(shard_project, "shard-1.json", "e.json", zero_hit, digest=True)
+    _refused(capsys, ["e.json", "shard-2.json"], "e.json: field digest:", "edited or truncated")
 
 
 def test_merge_refuses_relabelled_shards(
