@@ -80,13 +80,36 @@ class Results:
         return target
 
     def summary(self) -> str:
-        """The threshold table the pytest summary prints."""
-        return threshold_table(self.thresholds, self.records)
+        """The threshold table the pytest summary prints; a run without thresholds
+        (``case_thresholds=["none"]``) gets its aggregates per pipeline and case kind."""
+        if self.thresholds:
+            return threshold_table(self.thresholds, self.records)
+        return _aggregate_table(self.document.get("aggregates") or [])
 
     def __repr__(self) -> str:
         failed = len(self.failed_cases())
         verdict = "passed" if self.passed else "FAILED"
         return f"<Results {verdict}: {len(self.records)} case run(s), {failed} not passed>"
+
+
+def _aggregate_table(aggregates: Sequence[Mapping[str, Any]]) -> str:
+    from tabulate import tabulate
+
+    from pytest_ragproof.vocabulary import KINDS
+
+    def num(value: Any) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    rows = [
+        [a["pipeline"], a["selector"], a["metric"], a["n"]]
+        + [num((a.get("values") or {}).get(v)) for v in ("mean", "min", "p50", "p95")]
+        for a in aggregates
+        if a.get("selector") in KINDS
+    ]
+    if not rows:
+        return "no case was scored: no aggregates"
+    headers = ["pipeline", "selector", "metric", "n", "mean", "min", "p50", "p95"]
+    return str(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
 
 
 def _as_dataset(dataset: Dataset | str | os.PathLike[str] | Iterable[Mapping[str, Any]]) -> Dataset:

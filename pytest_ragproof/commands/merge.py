@@ -5,8 +5,9 @@ pytest-shard or pytest-split), checks that they cover every case exactly once
 with the same settings and datasets, recomputes every aggregate, gate and
 baseline comparison as one run would (:mod:`pytest_ragproof.verdict.merge`),
 prints the run's summary and exits like pytest: 0 when every case and gate
-passed, 1 otherwise; files that do not belong together are an error naming them
-(exit 2).
+passed, 1 otherwise; files that do not belong together, or that were edited,
+truncated or hold values no run writes, are an error naming the file, the case
+and the field (exit 2).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _refusal(output: Path, inputs: list[Path]) -> str | None:
     from pytest_ragproof.verdict.baseline import sniff
 
+    if output.is_dir():
+        return f"-o {output} is a folder; give a file path such as {output / 'results.json'}"
     if any(output.resolve() == p.resolve() for p in inputs):
         return f"-o {output} is one of the files to merge; choose a new path such as results.json"
     kind = sniff(output)
@@ -51,12 +54,15 @@ def run(args: argparse.Namespace) -> int:
     if why is not None:
         print(f"ragproof merge: error: {why}", file=sys.stderr)
         return 2
+    unchecked: list[str] = []
     try:
-        files = [ShardFile(str(p), read_results(p)) for p in inputs]
-        outcome, cfg = merge(files, Path.cwd())
+        files = [ShardFile(str(p), read_results(p, check=True, shown=str(p))) for p in inputs]
+        outcome, cfg = merge(files, Path.cwd(), unchecked)
     except ConfigError as exc:
         print(f"ragproof merge: error: {exc}", file=sys.stderr)
         return 2
+    for note in unchecked:
+        print(f"ragproof merge: note: {note}", file=sys.stderr)
     written: list[str] = []
     if outcome.baseline_write is not None and cfg.baseline is not None:
         # Only shards that asked for it (pytest-shard or pytest-split runs with

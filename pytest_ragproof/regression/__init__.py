@@ -9,7 +9,8 @@ A library (no pytest import), usable from a notebook on two results dicts::
 
 :mod:`.stats` holds the paired tests (exact McNemar, Wilcoxon signed-rank),
 :mod:`.tolerance` the ``[SELECTOR:]METRIC=DELTA`` grammar and :mod:`.compare`
-the comparison itself. The pytest side lives in ``pytest_ragproof.verdict.baseline``.
+the comparison itself, :mod:`.comparison` its result types. The pytest side
+lives in ``pytest_ragproof.verdict.baseline``.
 """
 
 from __future__ import annotations

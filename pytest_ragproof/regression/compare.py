@@ -31,14 +31,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.metrics import registry
 from pytest_ragproof.metrics.selector import Selector
+from pytest_ragproof.regression.comparison import (
+    WORST_SHOWN,
+    AggregateChange,
+    CaseFlip,
+    Comparison,
+)
 from pytest_ragproof.regression.stats import (
-    PairedTest,
     is_binary,
     min_pairs,
     paired_test,
@@ -53,104 +57,6 @@ __all__ = ["AggregateChange", "CaseFlip", "Comparison", "compare"]
 EPSILON = 1e-12
 _OK = "passed"
 _FAILED = ("failed", "error")
-
-
-@dataclass(frozen=True)
-class CaseFlip:
-    """One case whose status changed, or that only one of the runs has."""
-
-    pipeline: str
-    id: str
-    change: str  # improved | regressed | new | removed
-    before: str | None  # status in the baseline
-    now: str | None  # status in this run
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class AggregateChange:
-    """One (pipeline, selector, metric) compared over the paired cases."""
-
-    pipeline: str
-    selector: str
-    metric: str
-    n: int  # paired cases
-    n_unpaired: int  # cases of the selector scored in only one run (or an error in either)
-    baseline_mean: float | None
-    current_mean: float | None
-    delta: float | None  # current_mean - baseline_mean
-    worse_by: float | None  # how far the mean moved in the worse direction (< 0: better)
-    tolerance: float
-    test: PairedTest | None
-    # regression | not significant | too few pairs | within tolerance | improved | unchanged
-    # | no data
-    verdict: str
-    failed: bool  # this regression gates the run
-    note: str | None = None  # why a drop could not be tested (too few pairs)
-
-    @property
-    def label(self) -> str:
-        return self.metric if self.selector == "*" else f"{self.selector}:{self.metric}"
-
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["test"] = None if self.test is None else self.test.to_dict()
-        return out
-
-
-@dataclass
-class Comparison:
-    """Everything a baseline comparison found; ``to_dict()`` goes into ``results["baseline"]``."""
-
-    alpha: float
-    tolerances: list[Tolerance]
-    fail_on_case_regression: bool
-    baseline_datasets: list[dict[str, Any]]
-    current_datasets: list[dict[str, Any]]
-    dataset_changed: bool
-    refused: str | None = None
-    flips: list[CaseFlip] = field(default_factory=list)
-    aggregates: list[AggregateChange] = field(default_factory=list)
-    gate_failures: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def passed(self) -> bool:
-        return not self.gate_failures
-
-    def flips_of(self, change: str, pipeline: str | None = None) -> list[CaseFlip]:
-        return [
-            f
-            for f in self.flips
-            if f.change == change and (pipeline is None or f.pipeline == pipeline)
-        ]
-
-    @property
-    def regressions(self) -> list[AggregateChange]:
-        return [a for a in self.aggregates if a.failed]
-
-    def to_dict(self) -> dict[str, Any]:
-        counts = {
-            change: len(self.flips_of(change))
-            for change in ("improved", "regressed", "new", "removed")
-        }
-        return {
-            "passed": self.passed,
-            "alpha": self.alpha,
-            "tolerances": [t.expression for t in self.tolerances],
-            "fail_on_case_regression": self.fail_on_case_regression,
-            "baseline_datasets": self.baseline_datasets,
-            "current_datasets": self.current_datasets,
-            "dataset_changed": self.dataset_changed,
-            "refused": self.refused,
-            "counts": counts,
-            "flips": [f.to_dict() for f in self.flips],
-            "aggregates": [a.to_dict() for a in self.aggregates],
-            "gate_failures": list(self.gate_failures),
-            "notes": list(self.notes),
-        }
 
 
 def _check_document(doc: Any, what: str) -> None:
@@ -268,6 +174,7 @@ def _aggregate(
     before: list[float] = []
     after: list[float] = []
     oriented: list[float] = []
+    worse: list[tuple[float, str, float, float]] = []  # (oriented change, id, before, now)
     for cid in sorted(ids):
         now_case = current.get((pipeline, cid))
         base_case = baseline.get((pipeline, cid))
@@ -281,6 +188,8 @@ def _aggregate(
         before.append(base)
         after.append(now)
         oriented.append(now - base if _higher_is_better(metric, kind) else base - now)
+        if oriented[-1] < -EPSILON:
+            worse.append((oriented[-1], cid, base, now))
     tol = tolerance_for(tolerances, selector, metric)
     n = len(oriented)
     if n == 0:
@@ -321,6 +230,7 @@ def _aggregate(
         verdict,
         verdict == "regression",
         note,
+        tuple((cid, b, a) for _, cid, b, a in sorted(worse)[:WORST_SHOWN]),
     )
 
 
@@ -331,6 +241,38 @@ def _regression_line(a: AggregateChange, alpha: float) -> str:
         f"{a.current_mean:.4g} (worse by {a.worse_by:.4g}, tolerance {a.tolerance:g}), "
         f"{a.test.method} p = {a.test.p_value:.3g} < alpha {alpha:g}, n = {a.n} paired case(s)"
     )
+
+
+def _check_comparable(
+    current: dict[tuple[str, str], Mapping[str, Any]],
+    baseline: dict[tuple[str, str], Mapping[str, Any]],
+    dataset_changed: bool,
+    notes: list[str],
+) -> None:
+    """ConfigError when the baseline shares no case with a run that has cases, or (same
+    dataset) a shared case changed kind; a note of the cases that changed kind with the
+    dataset."""
+    shared = sorted(set(current) & set(baseline))
+    if current and not shared:
+        mine = ", ".join(sorted({p for p, _ in current}))
+        theirs = ", ".join(sorted({p for p, _ in baseline})) or "none"
+        raise ConfigError(
+            f"the baseline holds none of this run's {len(current)} case(s) (baseline "
+            f"pipeline(s): {theirs}; this run: {mine}), so it would compare nothing; point "
+            "--ragproof-baseline at the baseline of this dataset and pipeline"
+        )
+    moved = [k for k in shared if current[k].get("kind") != baseline[k].get("kind")]
+    if moved and not dataset_changed:
+        pipeline, cid = moved[0]
+        raise ConfigError(
+            f"the baseline's case {cid} [{pipeline}], field kind: "
+            f"{baseline[moved[0]].get('kind')!r} but this run's case of the same dataset "
+            f"(same sha256) is {current[moved[0]].get('kind')!r}: the baseline was edited; "
+            "write it again from a good run"
+        )
+    if moved:
+        shown = ", ".join(cid for _, cid in moved[:10])
+        notes.append(f"{len(moved)} case(s) changed kind and are not paired: {shown}")
 
 
 def _settings_notes(current: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[str]:
@@ -387,6 +329,7 @@ def compare(
         result.gate_failures.append(f"baseline refused: {result.refused}")
         return result
     cur_cases, base_cases = _index(current), _index(baseline)
+    _check_comparable(cur_cases, base_cases, changed, result.notes)
     if changed:
         shared = len({cid for _, cid in cur_cases} & {cid for _, cid in base_cases})
         result.notes.append(
@@ -403,6 +346,11 @@ def compare(
         result.aggregates.append(change)
         if change.failed:
             result.gate_failures.append(_regression_line(change, result.alpha))
+            # The cases behind it, in every report that shows the comparison's notes.
+            result.notes.append(
+                f"regression {change.label} [{change.pipeline}]: the cases that got worse "
+                f"most: {change.worst_text()}"
+            )
     if fail_on_case_regression:
         for pipeline in pipelines:
             regressed = result.flips_of("regressed", pipeline)

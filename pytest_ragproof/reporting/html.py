@@ -190,6 +190,8 @@ def _header(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
             f"{esc(d.get('evaluated', d.get('cases')))} evaluated)</span>"
         )
     parts.append(f"<span>pipelines: {esc(', '.join(pipelines) or 'none')}</span>")
+    if results.get("run_id"):  # the id every output of the run carries
+        parts.append(f'<span>run <code class="run-id">{esc(results["run_id"])}</code></span>')
     versions = results.get("versions") or {}
     if versions:
         parts.append(

@@ -89,7 +89,8 @@ def _headline(results: Mapping[str, Any]) -> list[str]:
         f"### {'✅' if passed else '❌'} ragproof: {'passed' if passed else 'FAILED'}",
         "",
         f"**{len(cases)} case result(s)**: {counts['passed']} passed, {counts['failed']} failed, "
-        f"{counts['error']} error · pipelines: {pipelines}",
+        f"{counts['error']} error · pipelines: {pipelines}"
+        + (f" · run {_code(results['run_id'])}" if results.get("run_id") else ""),
     ]
     for ds in results.get("datasets") or []:
         state = "frozen" if ds.get("frozen") else "**not frozen**"

@@ -7,6 +7,8 @@ import platform
 from pathlib import Path
 from typing import Any
 
+from pytest_ragproof.results.digest import DIGEST_COVERS, digest
+
 RESULTS_FORMAT = "ragproof.results/1"
 
 
@@ -28,12 +30,21 @@ def dumps(results: dict[str, Any]) -> str:
 
 
 def write_results(results: dict[str, Any], path: Path) -> None:
+    """Write ``results`` at ``path`` (atomically) with the digest of its cases."""
     from pytest_ragproof.fileio import write_atomic
 
-    write_atomic(path, dumps(results))
+    covers = list(DIGEST_COVERS)
+    signed = {**results, "digest": {"sha256": digest(results, covers), "covers": covers}}
+    write_atomic(path, dumps(signed))
 
 
-def read_results(path: Path) -> dict[str, Any]:
+def read_results(path: Path, *, check: bool = False, shown: str | None = None) -> dict[str, Any]:
+    """A results file, parsed; ConfigError naming the file when it is not one.
+
+    ``check``: also validate it as merges and baselines need it (types, metric ranges,
+    duplicate cases, the digest; :func:`pytest_ragproof.results.schema.check_results`).
+    ``shown``: the file's name in messages (default: the path).
+    """
     from pytest_ragproof.errors import ConfigError
 
     try:
@@ -42,6 +53,10 @@ def read_results(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read results file {path}: {type(exc).__name__}") from None
     if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT:
         raise ConfigError(f"{path} is not a ragproof results file (format {RESULTS_FORMAT})")
+    if check:
+        from pytest_ragproof.results.schema import check_results
+
+        check_results(data, shown or str(path))
     return data
 
 

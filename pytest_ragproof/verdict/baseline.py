@@ -34,6 +34,7 @@ __all__ = [
     "apply_baseline",
     "baseline_document",
     "baseline_settings",
+    "check_baseline_document",
     "check_baseline_path",
     "summary_lines",
 ]
@@ -158,7 +159,16 @@ def check_baseline_path(settings: BaselineSettings) -> None:
     A dataset is never a baseline, and ``--ragproof-baseline-update`` replaces only a
     ragproof results file (or creates a new one).
     """
+    if settings.path.is_dir():
+        raise ConfigError(
+            f"--ragproof-baseline {settings.shown} is a folder; give a file path such as "
+            f"{Path(settings.shown) / 'baseline.json'}"
+        )
     kind = sniff(settings.path)
+    if kind == "results" and not settings.update:
+        check_baseline_document(
+            read_results(settings.path, check=True, shown=settings.shown), settings.shown
+        )
     if kind == "dataset":
         raise ConfigError(
             f"--ragproof-baseline {settings.shown} is a ragproof dataset, not a results file; "
@@ -172,9 +182,30 @@ def check_baseline_path(settings: BaselineSettings) -> None:
         )
 
 
+def check_baseline_document(doc: Mapping[str, Any], shown: str) -> None:
+    """Refuse a baseline that holds no case a comparison could use (ConfigError).
+
+    Its shape, ranges and digest were checked on read; a baseline of no scored case
+    (an empty or all-error ``cases``) would compare nothing and pass every run.
+    """
+    scored = [
+        c
+        for c in doc["cases"]
+        if c["status"] != "error" and any(m not in VOLATILE_METRICS for m in c["metrics"])
+    ]
+    if not scored:
+        raise ConfigError(
+            f"--ragproof-baseline {shown}: field cases: holds {len(doc['cases'])} case(s) and "
+            "none with a scored metric, so a comparison would compare nothing; point it at the "
+            "baseline of a run that scored its cases"
+        )
+
+
 def baseline_document(results: Mapping[str, Any]) -> dict[str, Any]:
     """The results document as committed at the baseline path (volatile fields removed)."""
-    doc = {k: v for k, v in results.items() if k != "baseline"}
+    # Neither the comparison nor the run id: re-running an unchanged pipeline rewrites
+    # the same bytes.
+    doc = {k: v for k, v in results.items() if k not in ("baseline", "run_id", "digest")}
     cases = []
     for case in results.get("cases") or []:
         case = {k: v for k, v in case.items() if k not in VOLATILE_METRICS}
@@ -224,7 +255,8 @@ def apply_baseline(
     if not path.is_file():
         return BaselineOutcome([f"baseline {path} does not exist; {_how_to_create(settings)}"])
     try:
-        baseline = read_results(path)
+        baseline = read_results(path, check=True, shown=str(path))
+        check_baseline_document(baseline, str(path))
     except ConfigError as exc:
         # Never suggest --ragproof-baseline-update here: it would replace the file.
         return BaselineOutcome([f"baseline: {exc}"])
@@ -240,7 +272,7 @@ def apply_baseline(
             fail_on_case_regression=settings.fail_on_case_regression,
         )
     except ConfigError as exc:
-        return BaselineOutcome([f"baseline comparison not run: {exc}"])
+        return BaselineOutcome([f"baseline comparison not run: {path.name}: {exc}"])
     return BaselineOutcome(
         list(comparison.gate_failures),
         summary_lines(comparison, path.name),
@@ -303,16 +335,21 @@ def summary_lines(comparison: Comparison, name: str) -> list[str]:
         for change, flips in counts.items():
             if flips:
                 lines.append(f"    {change}: {_ids(flips)}")
-    if all(a.verdict == "no data" for a in comparison.aggregates):
+    rows = [a for a in comparison.aggregates if a.verdict != "no data"]
+    if not rows:
         lines.append("  nothing comparable: no metric was scored on cases both runs share")
     else:
-        lines.extend("  " + row for row in _table(comparison.aggregates).splitlines())
+        lines.extend("  " + row for row in _table(rows).splitlines())
+        empty = [f"{a.label} [{a.pipeline}]" for a in comparison.aggregates if a not in rows]
+        if empty:
+            # e.g. latency_s: never in a baseline (it depends on the machine).
+            lines.append(f"  not compared (no case scored in both runs): {', '.join(empty)}")
     for a in comparison.aggregates:
         if a.note is not None:
             lines.append(f"  {a.label} [{a.pipeline}]: {a.note}")
+    lines.extend(f"  note: {note}" for note in comparison.notes)
     if comparison.flips_of("regressed") and not comparison.fail_on_case_regression:
         lines.append(
             "  case flips do not gate the run (--ragproof-fail-on-case-regression makes them)"
         )
-    lines.extend(f"  note: {note}" for note in comparison.notes)
     return lines

@@ -6,12 +6,15 @@ pytest-split): every file records, in its ``run`` section, the items it selected
 that have no case record (skipped, never scored), the population of the whole
 run and the full settings. :func:`merge` checks that the files belong together
 (same settings, same datasets by hash, same population) and cover every item of
-the population exactly once, then rebuilds the run's facts and decides them with
-the same :func:`~pytest_ragproof.verdict.decide.decide` as a pytest run, so every
+the population exactly once, that each file's cases are ones the run wrote
+(:mod:`.merge_checks`; the schema, ranges and digest were checked on read),
+then rebuilds the run's facts and decides them with the same
+:func:`~pytest_ragproof.verdict.decide.decide` as a pytest run, so every
 aggregate, gate and baseline comparison is the one a single run would compute.
 
-The datasets are not loaded: their recorded entries (path, sha256, frozen, cases)
-are all the verdict needs, so merging needs neither the pipeline nor the dataset.
+The verdict needs no dataset: their recorded entries (path, sha256, frozen, cases)
+are all it needs. A frozen dataset found at its recorded path with its recorded
+sha256 is loaded only to check the files' case ids against it.
 """
 
 from __future__ import annotations
@@ -186,20 +189,30 @@ def _unique(values: Iterator[str]) -> list[str]:
     return out
 
 
-def merge(files: Sequence[ShardFile], base: Path) -> tuple[RunOutcome, RunConfig]:
+def merge(
+    files: Sequence[ShardFile], base: Path, notes: list[str] | None = None
+) -> tuple[RunOutcome, RunConfig]:
     """The verdict of the run whose shards wrote ``files`` and the run's settings.
 
-    ConfigError (naming the files) when the files do not belong together or leave a
-    gap.
+    ConfigError (naming the files) when the files do not belong together, leave a
+    gap, or hold cases the run cannot have written (:mod:`.merge_checks`; the files
+    were read with ``read_results(check=True)``).
 
-    ``base``: where a recorded relative baseline path is resolved (the merge's folder,
-    the one pytest ran in).
+    ``base``: where a recorded relative baseline path and the datasets' paths are
+    resolved (the merge's folder, the one pytest ran in). ``notes``: receives what
+    could not be checked (a dataset not at hand).
     """
+    from pytest_ragproof.verdict.merge_checks import (
+        check_dataset_ids,
+        check_shards,
+        check_statuses,
+    )
     from pytest_ragproof.verdict.recorded import config_from_record
 
     if not files:
         raise ConfigError("no results files given; e.g. ragproof merge shard-*.json")
     _check_together(files)
+    check_shards(files)
     _check_coverage(files)
     first = files[0]
     cfg = config_from_record(dict(first.run["config"]), base)
@@ -208,6 +221,10 @@ def merge(files: Sequence[ShardFile], base: Path) -> tuple[RunOutcome, RunConfig
             f"{first.name}: its recorded settings do not rebuild the same run configuration "
             "(written by another pytest-ragproof version?); merge with the version that ran it"
         )
+    check_statuses(files, cfg)
+    unchecked = check_dataset_ids(files, base)
+    if notes is not None:
+        notes.extend(unchecked)
     records = [CaseRecord.from_dict(dict(c)) for f in files for c in f.doc.get("cases") or []]
     population = int(first.run["population"])
     per_dataset = first.run["datasets"]

@@ -21,6 +21,18 @@ def dataset_entry(path: str, dataset: Any, evaluated: int) -> dict[str, Any]:
     }
 
 
+def new_run_id() -> str:
+    """A run's id: UTC time to the second and 32 random bits (``20260101T120000Z-1a2b3c4d``).
+
+    Every output of a run carries it (results file, Markdown, HTML), so a reader can tell
+    that files belong to the same run; nothing else depends on it.
+    """
+    import secrets
+    from datetime import UTC, datetime
+
+    return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{secrets.token_hex(4)}"
+
+
 def build_results(
     *,
     passed: bool,
@@ -38,6 +50,7 @@ def build_results(
     cases = [(r.redacted() if redact else r).to_dict() for r in ordered]
     return {
         "format": RESULTS_FORMAT,
+        "run_id": new_run_id(),
         "passed": passed,
         "redacted": redact,
         "datasets": list(datasets),

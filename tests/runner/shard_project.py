@@ -115,12 +115,13 @@ def merge(
 
 
 def timeless(value: Any) -> Any:
-    """A results document without timings (latency values and rows, versions)."""
+    """A results document without timings (latency values and rows, versions) and what
+    differs per written file (its run id, its digest)."""
     if isinstance(value, dict):
         return {
             k: timeless(v)
             for k, v in value.items()
-            if k not in ("latency_s", "versions")
+            if k not in ("latency_s", "versions", "run_id", "digest")
             and not (isinstance(v, dict) and v.get("metric") == "latency_s")
         }
     if isinstance(value, list):

@@ -101,6 +101,8 @@ def pytest_runtest_logreport(report):
 
 
 def _without_timings(data: dict[str, Any]) -> dict[str, Any]:
+    for key in ("run_id", "digest"):  # each written file's own
+        data.pop(key)
     for case in data["cases"]:
         case["latency_s"] = None
         case["metrics"].pop("latency_s", None)

@@ -61,7 +61,11 @@ def _cases(project: pytest.Pytester, name: str = "results.json") -> dict[str, di
 
 def _timeless(value: Any) -> Any:
     if isinstance(value, dict):
-        return {k: _timeless(v) for k, v in value.items() if k not in ("latency_s", "versions")}
+        return {
+            k: _timeless(v)
+            for k, v in value.items()
+            if k not in ("latency_s", "versions", "run_id", "digest")
+        }
     if isinstance(value, list):
         return [
             _timeless(v)

@@ -97,7 +97,7 @@ def _timeless(value: Any) -> Any:
     if isinstance(value, dict):
         out = {}
         for key, item in value.items():
-            if key in ("latency_s", "versions"):
+            if key in ("latency_s", "versions", "run_id", "digest"):
                 continue
             if isinstance(item, dict) and item.get("metric") == "latency_s":
                 continue

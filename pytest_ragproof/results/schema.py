@@ -1,0 +1,193 @@
+"""The shape of a results document as ``ragproof merge`` and baselines read it (pydantic).
+
+:func:`check_results` validates a parsed ``ragproof.results/1`` document once, on
+read: the fields merging and comparing use have the right types, every metric is
+a finite number inside its range, no case appears twice, and, when the file
+carries one, its digest matches its cases (an edited or truncated file). Each
+refusal is a :class:`~pytest_ragproof.errors.ConfigError` naming the file, the
+case and the field, never the text of a case. Imported only where a results file
+is read (pydantic is not loaded by a plain pytest run).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+
+from pytest_ragproof.errors import ConfigError
+
+__all__ = ["check_results", "metric_range"]
+
+Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+Count = Annotated[StrictInt, Field(ge=0)]
+Status = Literal["passed", "failed", "error", "xfailed", "xpassed"]
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class _Failure(_Open):
+    expression: StrictStr
+    metric: StrictStr
+    observed: Number | None
+    bound: StrictStr
+    reason: StrictStr
+
+
+class _Case(_Open):
+    id: StrictStr
+    pipeline: StrictStr
+    dataset: StrictStr
+    nodeid: StrictStr
+    kind: Literal["qa", "unanswerable", "injection"]
+    status: Status
+    metrics: dict[StrictStr, Number]
+    failures: list[_Failure] = []
+    tags: list[StrictStr] = []
+    latency_s: Number | None = None
+
+
+class _Dataset(_Open):
+    path: StrictStr
+    sha256: StrictStr
+    frozen: StrictBool
+    cases: Count
+
+
+class _Shard(_Open):
+    k: Annotated[StrictInt, Field(ge=1)]
+    n: Annotated[StrictInt, Field(ge=1)]
+
+
+class _Run(_Open):
+    shard: _Shard | None
+    population: Count
+    datasets: dict[StrictStr, Count]
+    deselected: list[StrictStr]
+    skipped: list[StrictStr]
+    missing: list[StrictStr]
+    stopped: StrictBool
+    not_selected: list[StrictStr]
+    notes: list[StrictStr]
+    config: dict[StrictStr, Any]
+
+
+class _Digest(_Open):
+    sha256: Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{64}$")]
+    covers: list[StrictStr]
+
+
+class _Results(_Open):
+    format: Literal["ragproof.results/1"]
+    passed: StrictBool
+    datasets: list[_Dataset]
+    settings: dict[StrictStr, Any]
+    pipelines: list[StrictStr] = []
+    cases: list[_Case]
+    thresholds: list[dict[StrictStr, Any]] = []
+    notes: list[StrictStr] = []
+    run: _Run | None = None
+    run_id: StrictStr | None = None
+    digest: _Digest | None = None
+
+
+def metric_range(name: str) -> tuple[float, float] | None:
+    """The values a metric can take: ``latency_s`` >= 0, every registered metric in
+    [0, 1]; None (any finite number) for a bring-your-own evaluator's metric."""
+    from pytest_ragproof.metrics import registry
+
+    if name == "latency_s":
+        return (0.0, math.inf)
+    if ":" in name or registry.resolve(name) is None:
+        return None
+    return (0.0, 1.0)
+
+
+def _case_label(doc: Mapping[str, Any], index: int) -> str:
+    cases = doc.get("cases")
+    case = cases[index] if isinstance(cases, list) and index < len(cases) else None
+    if isinstance(case, Mapping) and isinstance(case.get("id"), str):
+        return f"case {case['id']} (cases[{index}])"
+    return f"cases[{index}]"
+
+
+def _where(doc: Mapping[str, Any], loc: tuple[int | str, ...]) -> str:
+    if len(loc) >= 2 and loc[0] == "cases" and isinstance(loc[1], int):
+        rest = ".".join(str(p) for p in loc[2:]) or "the entry"
+        return f"{_case_label(doc, loc[1])}, field {rest}"
+    return "field " + ".".join(str(p) for p in loc)
+
+
+def _kind_of(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)  # nan, inf: no text of a case
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+_FIX = "was it edited by hand? write it again with --ragproof-report (or ragproof merge -o)"
+
+
+def check_results(doc: Mapping[str, Any], name: str) -> None:
+    """Refuse (ConfigError naming ``name``, the case and the field) a document that merging
+    or comparing cannot trust."""
+    try:
+        _Results.model_validate(doc)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        loc = tuple(err["loc"])
+        if err["type"] == "missing":
+            problem = "missing"
+        elif err["type"] in ("model_type", "model_attributes_type"):
+            problem = f"should be an object, got {_kind_of(err.get('input'))}"
+        else:
+            problem = f"{err['msg'].rstrip('.')}, got {_kind_of(err.get('input'))}"
+        raise ConfigError(f"{name}: {_where(doc, loc)}: {problem}; {_FIX}") from None
+    seen: dict[tuple[str, str], int] = {}
+    for i, case in enumerate(doc["cases"]):
+        key = (case["pipeline"], case["id"])
+        if key in seen:
+            raise ConfigError(
+                f"{name}: {_case_label(doc, i)}, field id: the case appears twice for pipeline "
+                f"{key[0]} (first at cases[{seen[key]}]); {_FIX}"
+            )
+        seen[key] = i
+        for metric, value in case["metrics"].items():
+            bounds = metric_range(metric)
+            if bounds is not None and not bounds[0] <= value <= bounds[1]:
+                high = "" if math.isinf(bounds[1]) else f" and {bounds[1]:g}"
+                raise ConfigError(
+                    f"{name}: {_case_label(doc, i)}, field metrics.{metric}: {value:g} is outside "
+                    f"the metric's range (between {bounds[0]:g}{high}); {_FIX}"
+                )
+    _check_digest(doc, name)
+
+
+def _check_digest(doc: Mapping[str, Any], name: str) -> None:
+    from pytest_ragproof.results.digest import DIGEST_COVERS, digest
+
+    recorded = doc.get("digest")
+    if recorded is None:
+        return  # written before digests: the schema and ranges above are all that is checked
+    covers = tuple(recorded["covers"])
+    if covers != DIGEST_COVERS:
+        raise ConfigError(
+            f"{name}: field digest.covers: {list(covers)}, expected {list(DIGEST_COVERS)}; {_FIX}"
+        )
+    if digest(doc, covers) != recorded["sha256"]:
+        raise ConfigError(
+            f"{name}: field digest: the file's {' and '.join(covers)} do not match the digest "
+            f"written with them (the file was edited or truncated after it was written); use "
+            "the file as pytest-ragproof wrote it, or run again to write a new one"
+        )

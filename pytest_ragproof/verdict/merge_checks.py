@@ -1,0 +1,147 @@
+"""What ``ragproof merge`` checks in each shard's cases before it trusts them (pytest-free).
+
+The schema, metric ranges, duplicates and digest of each file are checked on read
+(:mod:`pytest_ragproof.results.schema`). Here, with the run's settings rebuilt:
+
+* every case's status follows from its metrics and the run's case thresholds (a
+  case edited to ``hit@5: 0`` that still says ``passed`` is refused);
+* a file labelled shard K/N holds only cases that hash to shard K (a relabelled
+  file);
+* when the frozen dataset a file names is at hand (same path, same sha256), every
+  case id is one of its cases (a renamed case).
+
+Each refusal is a ConfigError naming the file, the case and the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_ragproof.errors import ConfigError
+from pytest_ragproof.verdict.config import RunConfig
+from pytest_ragproof.verdict.shard import shard_of
+from pytest_ragproof.verdict.thresholds import Threshold
+
+if TYPE_CHECKING:
+    from pytest_ragproof.verdict.merge import ShardFile
+
+__all__ = ["check_dataset_ids", "check_shards", "check_statuses", "missed"]
+
+_PASSING = ("passed", "xpassed")
+
+
+class _Entry:
+    """A case entry as :meth:`Threshold.applies_to` reads a case."""
+
+    def __init__(self, case: Mapping[str, Any]) -> None:
+        self.kind = str(case["kind"])
+        self.question_type = str(case.get("question_type", "simple"))
+        self.tags = tuple(str(t) for t in case.get("tags") or ())
+
+
+def missed(case: Mapping[str, Any], thresholds: Sequence[Threshold]) -> list[str]:
+    """The case thresholds ``case`` misses by its recorded metrics (absent counts as missed),
+    as ``expression: why``."""
+    entry = _Entry(case)
+    metrics: Mapping[str, float] = case["metrics"]
+    out: list[str] = []
+    for t in thresholds:
+        if not t.applies_to(entry):
+            continue
+        value = metrics.get(t.metric)
+        if value is None:
+            out.append(f"{t.expression}: {t.metric} absent")
+        elif not t.check(value):
+            out.append(f"{t.expression}: {t.metric} = {value:.4g}")
+    return out
+
+
+def check_statuses(files: Sequence[ShardFile], cfg: RunConfig) -> None:
+    """Every scored case's status is the one its metrics and the case thresholds give."""
+    for f in files:
+        for i, case in enumerate(f.doc["cases"]):
+            status = case["status"]
+            if status in ("error", "xfailed") or case.get("repeats"):
+                continue  # not decided by the thresholds alone
+            misses = missed(case, cfg.case_thresholds)
+            where = f"{f.name}: case {case['id']} (cases[{i}])"
+            if status in _PASSING and misses:
+                raise ConfigError(
+                    f"{where}, field status: '{status}' but its metrics miss {misses[0]}; the "
+                    "file was edited or written by another run: use each shard's file as "
+                    "pytest-ragproof wrote it"
+                )
+            recorded = sorted(str(x["expression"]) for x in case.get("failures") or [])
+            expected = sorted(m.split(": ", 1)[0] for m in misses)
+            if status == "failed" and recorded != expected:
+                raise ConfigError(
+                    f"{where}, field failures: records {recorded or 'none'} but its metrics "
+                    f"and the run's case thresholds give {expected or 'none'}; use each shard's "
+                    "file as pytest-ragproof wrote it"
+                )
+
+
+def check_shards(files: Sequence[ShardFile]) -> None:
+    """Files labelled K/N hold only shard K's cases (a file given twice, or two files of
+    one shard, are the coverage check's overlap)."""
+    for f in files:
+        shard = f.run.get("shard")
+        if not shard or int(shard["n"]) == 1:
+            continue
+        k, n = int(shard["k"]), int(shard["n"])
+        if k > n:
+            raise ConfigError(f"{f.name}: field run.shard: shard {k}/{n} does not exist")
+        datasets = set(f.run["datasets"])
+        for i, case in enumerate(f.doc["cases"]):
+            dataset = str(case["dataset"])
+            if dataset in datasets and shard_of(dataset, str(case["id"]), n) != k:
+                owner = shard_of(dataset, str(case["id"]), n)
+                raise ConfigError(
+                    f"{f.name}: case {case['id']} (cases[{i}]), field id: belongs to shard "
+                    f"{owner}/{n}, not to the file's shard {k}/{n} (field run.shard); the file "
+                    "was relabelled or its cases edited"
+                )
+
+
+def check_dataset_ids(files: Sequence[ShardFile], base: Path) -> list[str]:
+    """Every case id is a case of its frozen dataset, when that dataset is at hand.
+
+    Returns notes for the datasets that could not be checked (not found, or another
+    version at that path).
+    """
+    notes: list[str] = []
+    for entry in files[0].doc["datasets"]:
+        path = str(entry["path"])
+        ids = _dataset_ids(base / path, str(entry["sha256"]))
+        if ids is None:
+            notes.append(
+                f"case ids not checked against dataset {path}: not found at {base / path} with "
+                f"sha256 {str(entry['sha256'])[:12]} (the files' digests still were)"
+            )
+            continue
+        for f in files:
+            for i, case in enumerate(f.doc["cases"]):
+                if case["dataset"] == path and case["id"] not in ids:
+                    raise ConfigError(
+                        f"{f.name}: case {case['id']} (cases[{i}]), field id: not a case of "
+                        f"dataset {path} (sha256 {str(entry['sha256'])[:12]}); the file was "
+                        "edited or belongs to another dataset"
+                    )
+    return notes
+
+
+def _dataset_ids(path: Path, sha256: str) -> set[str] | None:
+    if not path.is_file():
+        return None
+    from pytest_ragproof.dataset.io import load_dataset
+    from pytest_ragproof.errors import DatasetError
+
+    try:
+        dataset = load_dataset(path)
+    except DatasetError:
+        return None
+    if dataset.sha256 != sha256:
+        return None
+    return {c.id for c in dataset.cases}
