@@ -46,7 +46,8 @@ def _refusal(output: Path, inputs: list[Path]) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from pytest_ragproof.errors import ConfigError
     from pytest_ragproof.results.document import read_results, write_results
-    from pytest_ragproof.verdict.merge import ShardFile, merge
+    from pytest_ragproof.verdict.merge import merge
+    from pytest_ragproof.verdict.merge_checks import ShardFile
 
     inputs = [Path(p) for p in args.results]
     output = Path(args.output) if args.output else None

@@ -20,41 +20,18 @@ sha256 is loaded only to check the files' case ids against it.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.verdict.config import RunConfig
 from pytest_ragproof.verdict.decide import DatasetFacts, RunFacts, RunOutcome, decide
+from pytest_ragproof.verdict.merge_checks import ShardFile
 from pytest_ragproof.verdict.record import CaseRecord
 
 __all__ = ["ShardFile", "merge"]
 
 _EXAMPLES = 3
-
-
-@dataclass(frozen=True)
-class ShardFile:
-    """One results file given to ``ragproof merge``: the name it is shown by, its document."""
-
-    name: str
-    doc: Mapping[str, Any]
-
-    @property
-    def run(self) -> Mapping[str, Any]:
-        run: Mapping[str, Any] = self.doc["run"]
-        return run
-
-    @property
-    def label(self) -> str:
-        shard = self.run.get("shard")
-        return self.name if not shard else f"{self.name} (shard {shard['k']}/{shard['n']})"
-
-    def covered(self) -> set[str]:
-        """The items this file selected: scored, skipped or never scored (node ids)."""
-        ids = {str(c["nodeid"]) for c in self.doc.get("cases") or []}
-        return ids | set(self.run["skipped"]) | set(self.run["missing"])
 
 
 def _flat(value: Any, prefix: str) -> Iterator[tuple[str, Any]]:

@@ -16,20 +16,41 @@ Each refusal is a ConfigError naming the file, the case and the field.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.verdict.config import RunConfig
 from pytest_ragproof.verdict.shard import shard_of
 from pytest_ragproof.verdict.thresholds import Threshold
 
-if TYPE_CHECKING:
-    from pytest_ragproof.verdict.merge import ShardFile
-
-__all__ = ["check_dataset_ids", "check_shards", "check_statuses", "missed"]
+__all__ = ["ShardFile", "check_dataset_ids", "check_shards", "check_statuses", "missed"]
 
 _PASSING = ("passed", "xpassed")
+
+
+@dataclass(frozen=True)
+class ShardFile:
+    """One results file given to ``ragproof merge``: the name it is shown by, its document."""
+
+    name: str
+    doc: Mapping[str, Any]
+
+    @property
+    def run(self) -> Mapping[str, Any]:
+        run: Mapping[str, Any] = self.doc["run"]
+        return run
+
+    @property
+    def label(self) -> str:
+        shard = self.run.get("shard")
+        return self.name if not shard else f"{self.name} (shard {shard['k']}/{shard['n']})"
+
+    def covered(self) -> set[str]:
+        """The items this file selected: scored, skipped or never scored (node ids)."""
+        ids = {str(c["nodeid"]) for c in self.doc.get("cases") or []}
+        return ids | set(self.run["skipped"]) | set(self.run["missing"])
 
 
 class _Entry:
