@@ -1,7 +1,7 @@
 """The LLM layer (extra ``llm``): every model call of generation and LLM judges.
 
 Importing this package is cheap: litellm is imported only by
-:mod:`pytest_ragproof.llm.client`, and only when a request misses the cache.
+:mod:`pytest_ragproof.llm.provider`, and only when a request misses the cache.
 
 Public API::
 

@@ -13,7 +13,7 @@ import pytest
 
 from pytest_ragproof.errors import LLMConfigError, LLMError, MissingExtraError, ProviderError
 from pytest_ragproof.llm import LLMClient, LLMConfig, ResponseCache, gen_config, judge_config
-from pytest_ragproof.llm import client as client_module
+from pytest_ragproof.llm import provider as provider_module
 from tests.llm.conftest import MESSAGES, QA, QA_JSON, SECRET, MakeClient
 from tests.llm_stub import StubServer, rate_limited, reply, server_error
 
@@ -138,7 +138,7 @@ def test_missing_litellm_gives_the_install_hint(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setitem(sys.modules, "litellm", None)  # makes `import litellm` fail
-    monkeypatch.setattr(client_module, "_litellm_module", None)
+    monkeypatch.setattr(provider_module, "_litellm_module", None)
     client = LLMClient(LLMConfig(model="openai/m"), ResponseCache(tmp_path))
     with pytest.raises(MissingExtraError) as info:
         asyncio.run(client.complete(MESSAGES, prompt_version="v"))
