@@ -4,7 +4,9 @@ Each planned request is one chain -- generate, then verify -- run as an asyncio
 task; at most ``concurrency`` chains run at once (and the LLM client caps the
 HTTP requests in flight at the same number). Outcomes are returned in plan
 order whatever order the chains finish in. Every response is cached by the LLM
-layer as soon as it arrives, so an interrupted run loses no finished call.
+layer as soon as it arrives, so an interrupted run loses no finished call; the
+calls pass ``replay_invalid=True``, so a reply still invalid after its repair is
+cached too and a re-run reproduces its discard without calling the model.
 
 An :class:`~pytest_ragproof.errors.LLMError` of a call becomes a discard reason
 for the items it concerned; configuration errors and anything unexpected stop
@@ -110,6 +112,7 @@ class _Executor:
                 generator.build_messages(item_request),
                 generator.schema,
                 prompt_version=generator.prompt_version,
+                replay_invalid=True,
             )
         except LLMConfigError:
             raise
@@ -149,7 +152,10 @@ class _Executor:
         item_request = self.plan.item_request(request)
         try:
             result = await self.client.structured(
-                qa_messages(item_request, items), QAVerification, prompt_version=QA_VERIFY_VERSION
+                qa_messages(item_request, items),
+                QAVerification,
+                prompt_version=QA_VERIFY_VERSION,
+                replay_invalid=True,
             )
         except LLMConfigError:
             raise
@@ -185,6 +191,7 @@ class _Executor:
                 scope_messages(self.plan.item_request(request), item, contexts),
                 ScopeVerdict,
                 prompt_version=SCOPE_VERIFY_VERSION,
+                replay_invalid=True,
             )
         except LLMConfigError:
             raise

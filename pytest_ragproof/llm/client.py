@@ -6,6 +6,11 @@ retries (:mod:`~pytest_ragproof.llm.provider`, the only module importing litellm
 -> parse and validate the reply, repairing once (:mod:`~pytest_ragproof.llm.output`)
 -> store it in the cache. asyncio is imported only when something must actually be
 awaited, litellm only on a cache miss.
+
+Only replies that validated (after the repair) are cached: an invalid reply is
+asked again on the next run, and an entry that no longer validates is a miss.
+Generation passes ``replay_invalid=True``: its re-runs must reproduce a discard
+without a call, so there the final invalid reply is cached and served again.
 """
 
 from __future__ import annotations
@@ -72,9 +77,10 @@ class LLMClient:
         """Plain text completion of ``messages``, cached under ``prompt_version``."""
         self.stats.calls += 1
         request = build_request(self.config, messages, prompt_version, params)
-        hit = self._lookup(request)
+        hit = self.cache.get(request.key)
         if hit is not None:
-            return CompletionResult(hit.text, _usage(hit), 0.0, cached=True, attempts=0)
+            self.stats.record_hit(hit.priced)
+            return CompletionResult(hit.text, _usage(hit), _cost(hit), cached=True, attempts=0)
         self._admit()
         reply = await self.provider.send(request.messages, request.params)
         self._store(request, reply)
@@ -86,41 +92,43 @@ class LLMClient:
         schema: type[T],
         *,
         prompt_version: str,
+        replay_invalid: bool = False,
         **params: Any,
     ) -> StructuredResult[T]:
         """A reply validated as ``schema``, repaired once if needed.
 
         Raises :class:`InvalidOutputError` when the reply (and its one repair) does
         not validate, :class:`ProviderError`/:class:`LLMTimeoutError` when the
-        provider fails beyond the retry budget.
+        provider fails beyond the retry budget. ``replay_invalid`` caches that
+        invalid outcome and serves it again (see the module docstring).
         """
         self.stats.calls += 1
         request = build_request(self.config, messages, prompt_version, params, schema)
-        hit = self._structured_hit(request, schema)
+        hit = self._structured_hit(request, schema, replay_invalid)
         if hit is not None:
             return hit
-        return await self._structured_fetch(request, schema)
+        return await self._structured_fetch(request, schema, replay_invalid)
 
-    async def _structured_fetch(self, request: Request, schema: type[T]) -> StructuredResult[T]:
+    async def _structured_fetch(
+        self, request: Request, schema: type[T], replay_invalid: bool = False
+    ) -> StructuredResult[T]:
         self._admit()
         load_litellm()  # fail with the install hint before building the request
         send, params = structured_call(request, schema.__name__, self.provider.structured_mode())
         reply = await self.provider.send(send, params)
-        try:
-            value = parse_structured(reply.text, schema)
-        except OutputParseError as err:
+        parsed = _parse(reply.text, schema)
+        repaired = isinstance(parsed, OutputParseError)
+        if isinstance(parsed, OutputParseError):
             self.stats.repairs += 1
-            repair = repair_messages(send, reply.text, err.summary)
+            repair = repair_messages(send, reply.text, parsed.summary)
             reply = reply.then(await self.provider.send(repair, params))
-            # The final outcome is cached even when invalid, so a re-run reproduces
-            # the same discard without calling the model again.
-            self._store(request, reply)
-            value = self._validate_final(reply.text, schema)
-            return StructuredResult(
-                value, reply.usage, reply.cost, False, reply.attempts, repaired=True
-            )
+            parsed = _parse(reply.text, schema)
+        if isinstance(parsed, OutputParseError):
+            if replay_invalid:
+                self._store(request, reply)
+            raise self._invalid(schema, parsed)
         self._store(request, reply)
-        return StructuredResult(value, reply.usage, reply.cost, False, reply.attempts)
+        return StructuredResult(parsed, reply.usage, reply.cost, False, reply.attempts, repaired)
 
     # -- batches from sync code ---------------------------------------------
     def structured_batch(
@@ -129,6 +137,7 @@ class LLMClient:
         schema: type[T],
         *,
         prompt_version: str,
+        replay_invalid: bool = False,
         **params: Any,
     ) -> list[StructuredResult[T] | LLMError]:
         """:meth:`structured` for many message lists at once, from sync code.
@@ -143,7 +152,7 @@ class LLMClient:
             self.stats.calls += 1
             request = build_request(self.config, messages, prompt_version, params, schema)
             try:
-                hit = self._structured_hit(request, schema)
+                hit = self._structured_hit(request, schema, replay_invalid)
             except InvalidOutputError as exc:
                 results.append(exc)
                 continue
@@ -151,7 +160,9 @@ class LLMClient:
             if hit is None:
                 misses.append((index, request))
         if misses:
-            fetched = self.run_batch(self._structured_fetch(req, schema) for _, req in misses)
+            fetched = self.run_batch(
+                self._structured_fetch(req, schema, replay_invalid) for _, req in misses
+            )
             for (index, _), result in zip(misses, fetched, strict=True):
                 results[index] = result
         return [r for r in results if r is not None]
@@ -183,39 +194,50 @@ class LLMClient:
         return asyncio.run(gather())
 
     # -- steps of the call path ---------------------------------------------
-    def _lookup(self, request: Request) -> CachedResponse | None:
+    def _structured_hit(
+        self, request: Request, schema: type[T], replay_invalid: bool
+    ) -> StructuredResult[T] | None:
         hit = self.cache.get(request.key)
-        if hit is not None:
-            self.stats.cache_hits += 1
-        return hit
-
-    def _structured_hit(self, request: Request, schema: type[T]) -> StructuredResult[T] | None:
-        hit = self._lookup(request)
         if hit is None:
             return None
-        value = self._validate_final(hit.text, schema)
-        return StructuredResult(value, _usage(hit), 0.0, cached=True, attempts=0)
+        parsed = _parse(hit.text, schema)
+        if isinstance(parsed, OutputParseError) and not replay_invalid:
+            # Written before invalid replies stopped being cached (or by a generation
+            # run): the model is asked again.
+            return None
+        self.stats.record_hit(hit.priced)
+        if isinstance(parsed, OutputParseError):
+            raise self._invalid(schema, parsed)
+        return StructuredResult(parsed, _usage(hit), _cost(hit), cached=True, attempts=0)
 
     def _admit(self) -> None:
         if self.admit is not None:
             self.admit()
 
     def _store(self, request: Request, reply: Reply) -> None:
-        self.cache.put(
-            request.key,
-            CachedResponse(reply.text, reply.usage.prompt_tokens, reply.usage.completion_tokens),
+        usage = reply.usage
+        priced = reply.cost is not None
+        entry = CachedResponse(reply.text, usage.prompt_tokens, usage.completion_tokens, priced)
+        self.cache.put(request.key, entry)
+
+    def _invalid(self, schema: type[BaseModel], err: OutputParseError) -> InvalidOutputError:
+        self.stats.failures["InvalidOutputError"] += 1
+        return InvalidOutputError(
+            f"model output did not match {schema.__name__} after one repair: {err.summary}"
         )
 
-    def _validate_final(self, text: str | None, schema: type[T]) -> T:
-        try:
-            return parse_structured(text, schema)
-        except OutputParseError as err:
-            summary = err.summary
-        self.stats.failures["InvalidOutputError"] += 1
-        raise InvalidOutputError(
-            f"model output did not match {schema.__name__} after one repair: {summary}"
-        )
+
+def _parse(text: str | None, schema: type[T]) -> T | OutputParseError:
+    try:
+        return parse_structured(text, schema)
+    except OutputParseError as err:
+        return err
 
 
 def _usage(hit: CachedResponse) -> Usage:
     return Usage(hit.prompt_tokens, hit.completion_tokens)
+
+
+def _cost(hit: CachedResponse) -> float | None:
+    """A cached answer costs nothing today, if its price was known when it was made."""
+    return 0.0 if hit.priced else None
