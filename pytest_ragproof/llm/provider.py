@@ -82,6 +82,39 @@ def _silence_litellm_loggers() -> None:
         logging.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 
+def missing_key(config: LLMConfig) -> str | None:
+    """The API-key variable ``config.model`` needs and the environment lacks, if any.
+
+    litellm knows which variables each provider reads (``validate_environment``);
+    only ``*_API_KEY`` names count, since endpoints, versions and other credential
+    chains (cloud roles) have defaults or other sources. A model with
+    ``api_key_env`` needs that variable instead.
+    """
+    if config.api_key_env is not None:
+        return None if os.environ.get(config.api_key_env) else config.api_key_env
+    litellm = load_litellm()
+    try:
+        found = litellm.validate_environment(model=config.model, api_base=config.api_base)
+    except Exception:
+        return None  # a model litellm cannot place: the first call will say more
+    missing = found.get("missing_keys") if isinstance(found, dict) else None
+    keys = [k for k in missing or () if isinstance(k, str) and k.endswith("_API_KEY")]
+    return keys[0] if keys else None
+
+
+def check_environment(config: LLMConfig) -> None:
+    """Raise one :class:`LLMConfigError` naming the key variable the model lacks."""
+    if config.api_key_env is not None:
+        config.api_key()  # raises when that variable is not set
+        return
+    variable = missing_key(config)
+    if variable is not None:
+        raise LLMConfigError(
+            f"no API key is set: the model {config.model} needs {variable}; export it "
+            "(or name another variable with api_key_env)"
+        )
+
+
 class Provider:
     """Sends one logical request to the configured model: retries, timeouts, concurrency.
 
@@ -95,6 +128,7 @@ class Provider:
         self._rng = rng
         self._semaphore: asyncio.Semaphore | None = None
         self._semaphore_loop: asyncio.AbstractEventLoop | None = None
+        self._environment_checked = False
 
     def structured_mode(self) -> str:
         """How structured replies are asked for: ``auto`` resolved for this model."""
@@ -109,6 +143,11 @@ class Provider:
 
         litellm = load_litellm()
         cfg = self.config
+        if not self._environment_checked:
+            # Before the first request: a missing key is one clear configuration error,
+            # not a provider failure per call.
+            check_environment(cfg)
+            self._environment_checked = True
         loop = asyncio.get_running_loop()
         deadline = loop.time() + cfg.max_total_s
         kwargs: dict[str, Any] = {
