@@ -28,6 +28,9 @@ from pytest_ragproof.llm.stats import LLMStats, Usage
 if TYPE_CHECKING:
     import asyncio
 
+#: Set (unless already set) before litellm is imported: no fetch of its own catalogs.
+OFFLINE_ENV = ("LITELLM_LOCAL_MODEL_COST_MAP", "LITELLM_OFFLINE_MODE")
+
 #: Extra seconds our own watchdog allows beyond litellm's timeout before cancelling.
 _WATCHDOG_GRACE_S = 1.0
 
@@ -39,10 +42,16 @@ def load_litellm() -> Any:
     global _litellm_module
     if _litellm_module is not None:
         return _litellm_module
-    # Without this litellm downloads its model price table at import time.
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    # Without these litellm fetches its price table at import time (three attempts
+    # with backoff: seconds lost where the network is closed) and other catalogs
+    # (e.g. Anthropic beta headers) on first use; its bundled copies serve us.
+    for variable in OFFLINE_ENV:
+        os.environ.setdefault(variable, "True")
     # litellm logs while importing, so its loggers are silenced before and after.
     _silence_litellm_loggers()
+    import gc
+
+    collecting = gc.isenabled()
     try:
         import warnings
 
@@ -52,6 +61,13 @@ def load_litellm() -> Any:
         warnings.filterwarnings(
             "ignore", message=r"Items? .* on TypedDict class .* `ReadOnly` qualifier"
         )
+        # The import creates some 300,000 objects that live until exit. The cyclic GC
+        # would scan them over and over while they are created, in every later full
+        # collection, and once more at interpreter exit: about 40% of the CPU time
+        # of importing litellm and leaving (benchmarks/bench_startup.py). So no
+        # collection during the import, and what exists then is moved out of the
+        # collector's sight (gc.freeze); objects made later are collected as usual.
+        gc.disable()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             import litellm
@@ -61,6 +77,10 @@ def load_litellm() -> Any:
         raise MissingExtraError(
             "llm", "litellm", "Calling an LLM (dataset generation, LLM judges)"
         ) from None
+    finally:
+        if collecting:
+            gc.enable()
+    gc.freeze()
     # Provider error texts can echo prompts or keys: litellm must neither print
     # nor log them, and must not phone home or run callbacks we did not ask for.
     litellm.suppress_debug_info = True
@@ -113,6 +133,16 @@ def check_environment(config: LLMConfig) -> None:
             f"no API key is set: the model {config.model} needs {variable}; export it "
             "(or name another variable with api_key_env)"
         )
+
+
+def has_price(model: str) -> bool:
+    """Does litellm know what ``model`` costs per token (free counts as known)?"""
+    try:
+        info = load_litellm().get_model_info(model)
+    except Exception:
+        return False  # litellm raises for models it has no entry for
+    prices = (info.get("input_cost_per_token"), info.get("output_cost_per_token"))
+    return all(isinstance(p, int | float) for p in prices)
 
 
 class Provider:

@@ -47,6 +47,17 @@ def check_judges(config: pytest.Config, cfg: RunConfig) -> None:
         check_available(cfg.judges)
     except ConfigError as exc:
         raise pytest.UsageError(f"ragproof: {exc}") from None
+    if cfg.judges.budget_usd is not None and not cfg.judges.dry_run:
+        from pytest_ragproof.llm.provider import has_price
+
+        if not has_price(cfg.judges.model):
+            # Costs of such a model are unknown: the budget could never be reached.
+            raise pytest.UsageError(
+                f"ragproof: --ragproof-judge-budget-usd: litellm has no price for the judge "
+                f"model {cfg.judges.model}, so a budget in USD cannot be counted; bound the "
+                "run with --ragproof-judge-max-calls N instead, or register the model's "
+                "price with litellm.register_model() in conftest.py"
+            )
     if not cfg.judges.cache and not cfg.judges.dry_run:
         # Every judge call will be sent (litellm is imported anyway): a missing key is
         # one usage error now, not an error on every case. With the cache on, litellm

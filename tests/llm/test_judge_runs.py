@@ -121,3 +121,42 @@ def test_a_cached_rerun_reports_the_cost_as_the_first_run_did(
     assert f"0 call(s), {made} cached" in out
     assert "cost unknown (no price for this model)" in out and "$0.0000" not in out
     assert load_json(project.path / "results.json")["judges"]["cost_usd"] is None
+
+
+def test_a_usd_budget_for_a_model_without_a_price_is_refused_up_front(
+    project: pytest.Pytester, llm_stub: StubServer
+) -> None:
+    llm_stub.set_handler(ScriptedJudge())
+    result = run(project, [], *_args(llm_stub, "--ragproof-judge-budget-usd=0.002"))
+    assert result.ret == 4
+    err = result.stderr.str()
+    assert "litellm has no price for the judge model openai/stub-judge" in err
+    assert "--ragproof-judge-max-calls" in err and "Traceback" not in err
+    assert llm_stub.request_count == 0
+
+
+PRICED_CONFTEST = """
+from pytest_ragproof.llm.client import load_litellm
+
+litellm = load_litellm()  # offline, as ragproof imports it
+
+# A price the user gives for a self-hosted model: USD per token in and out.
+litellm.register_model({"openai/priced-stub-judge": {
+    "input_cost_per_token": 1e-06, "output_cost_per_token": 1e-06,
+    "litellm_provider": "openai", "mode": "chat"}})
+"""
+
+
+def test_a_usd_budget_counts_against_a_price_the_user_registers(
+    project: pytest.Pytester, llm_stub: StubServer
+) -> None:
+    llm_stub.set_handler(ScriptedJudge())  # 100 prompt + 20 completion tokens a call
+    project.makeconftest(CONFTEST + PRICED_CONFTEST)
+    args = _args(llm_stub, "--ragproof-judge-budget-usd=0.0001", model="openai/priced-stub-judge")
+    result = run(project, [], *args)
+    out = result.stdout.str()
+    assert result.ret != 4, result.stderr.str()
+    assert "cost unknown" not in out and "not judged" in out
+    assert llm_stub.request_count < 2 * len(CASES)  # the budget stopped the judging
+    doc = load_json(project.path / "results.json")
+    assert doc["judges"]["cost_usd"] == pytest.approx(120e-6 * doc["judges"]["calls"])
