@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pytest_ragproof.errors import InvalidOutputError, LLMConfigError, LLMError, ProviderError
+from pytest_ragproof.generation.echo import echoes_prompt
 from pytest_ragproof.generation.sampling import PlannedRequest
 from pytest_ragproof.generation.types import DiscardReason, GeneratedItem
 from pytest_ragproof.generation.verify import (
@@ -125,9 +126,10 @@ class _Executor:
         if len(items) != n:
             return _all(n, "count_mismatch")
         shares = split_usage(result.usage, n)
-        usable = [i for i, item in enumerate(items) if _usable(item, request)]
+        unusable = [_unusable(item, request) for item in items]
+        usable = [i for i, reason in enumerate(unusable) if reason is None]
         outcomes: list[ItemOutcome] = [
-            ItemOutcome(None, "invalid_output", usage=shares[i]) for i in range(n)
+            ItemOutcome(None, unusable[i] or "invalid_output", usage=shares[i]) for i in range(n)
         ]
         if request.gen_kind == "qa":
             checked = await self._verify_qa(request, [items[i] for i in usable])
@@ -202,11 +204,15 @@ class _Executor:
         return ItemOutcome(None, reason, verdict.confidence, result.usage, checked)
 
 
-def _usable(item: GeneratedItem, request: PlannedRequest) -> bool:
-    """A generator's item can become a case: a question, and an answer for qa."""
+def _unusable(item: GeneratedItem, request: PlannedRequest) -> DiscardReason | None:
+    """Why a generator's item cannot become a case; None when it can be verified."""
     if not item.question.strip():
-        return False
-    return request.gen_kind != "qa" or bool(item.answer and item.answer.strip())
+        return "invalid_output"
+    if request.gen_kind == "qa" and not (item.answer and item.answer.strip()):
+        return "invalid_output"
+    if echoes_prompt(item):
+        return "prompt_text"
+    return None
 
 
 def _all(
