@@ -13,9 +13,11 @@ request to its last response), the overhead (the difference: imports, set-up,
 waits, interpreter exit) and the process's CPU time. The baseline, measured in
 the same session and interleaved, is a process that only imports litellm the
 way any program would (``LITELLM_LOCAL_MODEL_COST_MAP=True``, nothing else) and
-exits: the figure is the run's CPU time over the baseline's (limit 1.3x; before
-this benchmark existed it was 1.7x for the judged run). Wall-time figures are
-printed, not checked: on a shared machine they measure the neighbours too.
+exits: the figure is the run's CPU time over the baseline's (limit 1.0x: a run
+that calls a model costs no more CPU than a plain import of litellm). The pytest
+run loads only our plugin (``PYTEST_DISABLE_PLUGIN_AUTOLOAD``): other installed
+plugins cost seconds of their own. Wall-time figures are printed, not checked: on
+a shared machine they measure the neighbours too.
 
 Exits 1 when a figure is over its limit; ``--quick`` (4 cases at 20 ms, one
 round) checks only that the script runs.
@@ -44,7 +46,7 @@ from tests.generation.fake_model import FakeModel  # noqa: E402
 from tests.judge_stub import ScriptedJudge  # noqa: E402
 from tests.llm_stub import Action, StubServer  # noqa: E402
 
-LIMIT = 1.3
+LIMIT = 1.0
 CONFTEST = """
 import pytest
 
@@ -152,6 +154,9 @@ def main() -> int:
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(OPENAI_API_KEY="sk-bench-dummy", PYTHONPATH=str(REPO))
     baseline_env = {**env, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    # Only our plugin: the other pytest plugins installed here (hypothesis, langsmith...)
+    # cost seconds of their own that say nothing about ours.
+    judge_env = {**env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     gen_stub = StubServer().start()
     gen_stub.set_handler(Slow(FakeModel(), latency_s))
     judge_stub = StubServer().start()
@@ -159,7 +164,8 @@ def main() -> int:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
-            env["PYTHONPYCACHEPREFIX"] = baseline_env["PYTHONPYCACHEPREFIX"] = str(work / "pyc")
+            for e in (env, baseline_env, judge_env):
+                e["PYTHONPYCACHEPREFIX"] = str(work / "pyc")
             corpus = _corpus(work / "corpus", n_cases)
             project = _project(work / "project")
             generate = [sys.executable, "-c", "from pytest_ragproof.cli import main; "
@@ -168,6 +174,7 @@ def main() -> int:
                         "--model", "openai/fake-gen", "--api-base", gen_stub.url, "--no-cache",
                         "--concurrency", "4", "-q", "--out"]  # fmt: skip
             judged = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                      "-p", "pytest_ragproof.plugin",
                       "--ragproof-dataset=cases.frozen.json", "--ragproof-judges=faithfulness",
                       "--ragproof-judge-model=openai/stub-judge",
                       f"--ragproof-judge-api-base={judge_stub.url}",
@@ -181,7 +188,7 @@ def main() -> int:
                 base_runs.append(_child(baseline, baseline_env, work, None))
                 out = str(work / f"out{i}.jsonl")
                 gen_runs.append(_child([*generate, out], env, work, gen_stub))
-                judge_runs.append(_child(judged, env, project, judge_stub))
+                judge_runs.append(_child(judged, judge_env, project, judge_stub))
     finally:
         gen_stub.stop()
         judge_stub.stop()
