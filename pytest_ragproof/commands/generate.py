@@ -179,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
     from pathlib import Path
 
-    from pytest_ragproof.errors import ConfigError, IngestError, LLMConfigError
+    from pytest_ragproof.errors import ConfigError, IngestError, LLMConfigError, MissingExtraError
     from pytest_ragproof.generation import GenerationSettings, plan, summary_path
 
     if not args.dry_run:
@@ -230,7 +230,12 @@ def run(args: argparse.Namespace) -> int:
             concurrency=args.concurrency,
             response_format=args.response_format,
         )
-    except LLMConfigError as exc:
+        if args.no_cache:
+            # Every call will be sent: a missing key is one error before the first.
+            from pytest_ragproof.llm.provider import check_environment
+
+            check_environment(config)
+    except (LLMConfigError, MissingExtraError) as exc:
         return _usage_error(str(exc))
     client = LLMClient(config, ResponseCache(args.cache_dir, enabled=not args.no_cache))
     progress: ProgressPrinter | None = None

@@ -4,7 +4,9 @@ Each planned request is one chain -- generate, then verify -- run as an asyncio
 task; at most ``concurrency`` chains run at once (and the LLM client caps the
 HTTP requests in flight at the same number). Outcomes are returned in plan
 order whatever order the chains finish in. Every response is cached by the LLM
-layer as soon as it arrives, so an interrupted run loses no finished call.
+layer as soon as it arrives, so an interrupted run loses no finished call; the
+calls pass ``replay_invalid=True``, so a reply still invalid after its repair is
+cached too and a re-run reproduces its discard without calling the model.
 
 An :class:`~pytest_ragproof.errors.LLMError` of a call becomes a discard reason
 for the items it concerned; configuration errors and anything unexpected stop
@@ -18,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pytest_ragproof.errors import InvalidOutputError, LLMConfigError, LLMError, ProviderError
+from pytest_ragproof.generation.echo import echoes_prompt
 from pytest_ragproof.generation.sampling import PlannedRequest
 from pytest_ragproof.generation.types import DiscardReason, GeneratedItem
 from pytest_ragproof.generation.verify import (
@@ -110,6 +113,7 @@ class _Executor:
                 generator.build_messages(item_request),
                 generator.schema,
                 prompt_version=generator.prompt_version,
+                replay_invalid=True,
             )
         except LLMConfigError:
             raise
@@ -122,9 +126,10 @@ class _Executor:
         if len(items) != n:
             return _all(n, "count_mismatch")
         shares = split_usage(result.usage, n)
-        usable = [i for i, item in enumerate(items) if _usable(item, request)]
+        unusable = [_unusable(item, request) for item in items]
+        usable = [i for i, reason in enumerate(unusable) if reason is None]
         outcomes: list[ItemOutcome] = [
-            ItemOutcome(None, "invalid_output", usage=shares[i]) for i in range(n)
+            ItemOutcome(None, unusable[i] or "invalid_output", usage=shares[i]) for i in range(n)
         ]
         if request.gen_kind == "qa":
             checked = await self._verify_qa(request, [items[i] for i in usable])
@@ -149,7 +154,10 @@ class _Executor:
         item_request = self.plan.item_request(request)
         try:
             result = await self.client.structured(
-                qa_messages(item_request, items), QAVerification, prompt_version=QA_VERIFY_VERSION
+                qa_messages(item_request, items),
+                QAVerification,
+                prompt_version=QA_VERIFY_VERSION,
+                replay_invalid=True,
             )
         except LLMConfigError:
             raise
@@ -185,6 +193,7 @@ class _Executor:
                 scope_messages(self.plan.item_request(request), item, contexts),
                 ScopeVerdict,
                 prompt_version=SCOPE_VERIFY_VERSION,
+                replay_invalid=True,
             )
         except LLMConfigError:
             raise
@@ -195,11 +204,15 @@ class _Executor:
         return ItemOutcome(None, reason, verdict.confidence, result.usage, checked)
 
 
-def _usable(item: GeneratedItem, request: PlannedRequest) -> bool:
-    """A generator's item can become a case: a question, and an answer for qa."""
+def _unusable(item: GeneratedItem, request: PlannedRequest) -> DiscardReason | None:
+    """Why a generator's item cannot become a case; None when it can be verified."""
     if not item.question.strip():
-        return False
-    return request.gen_kind != "qa" or bool(item.answer and item.answer.strip())
+        return "invalid_output"
+    if request.gen_kind == "qa" and not (item.answer and item.answer.strip()):
+        return "invalid_output"
+    if echoes_prompt(item):
+        return "prompt_text"
+    return None
 
 
 def _all(

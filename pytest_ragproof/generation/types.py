@@ -37,6 +37,7 @@ INJECTION_BASE_TYPE = "simple"
 
 DiscardReason = Literal[
     "invalid_output",
+    "prompt_text",
     "count_mismatch",
     "not_answerable",
     "wrong_answer",
@@ -48,6 +49,8 @@ DiscardReason = Literal[
 DISCARD_REASONS: tuple[DiscardReason, ...] = get_args(DiscardReason)
 DISCARD_REASON_HELP: dict[DiscardReason, str] = {
     "invalid_output": "the reply did not validate (after one repair), or an item was unusable",
+    "prompt_text": "a generated field repeats text of our prompts (instructions, schema, "
+    "repair request)",
     "count_mismatch": "the reply held another number of items or verdicts than asked",
     "not_answerable": "verification: the question cannot be answered from its chunk",
     "wrong_answer": "verification: the answer is not right according to its chunk",

@@ -179,6 +179,8 @@ class JudgeEngine:
         usage = out.usage
         if result.cached:
             usage.cached += 1
+            if result.cost is None:
+                usage.cost_usd = None  # as the run that made the call said: price unknown
             if self.dry_run:
                 out.estimate = out.estimate or Estimate()
                 out.estimate.cached += 1
@@ -213,6 +215,9 @@ class JudgeEngine:
         except LLMConfigError:
             raise  # the same for every case: the run reports it once
         except LLMError as exc:
+            if isinstance(exc, ProviderError) and exc.status in (401, 403):
+                # A rejected key fails every call alike: a configuration error, said once.
+                raise LLMConfigError(str(exc)) from None
             if out.error is None:
                 out.error = _error_of(step, exc)
             for m in metrics:

@@ -1,7 +1,7 @@
 """The LLM layer (extra ``llm``): every model call of generation and LLM judges.
 
 Importing this package is cheap: litellm is imported only by
-:mod:`pytest_ragproof.llm.client`, and only when a request misses the cache.
+:mod:`pytest_ragproof.llm.provider`, and only when a request misses the cache.
 
 Public API::
 
@@ -12,7 +12,7 @@ Public API::
     result = await client.structured(messages, MySchema, prompt_version="qa-v1")
     result.value        # a validated MySchema
     result.usage        # Usage(prompt_tokens, completion_tokens)
-    result.cost         # USD when litellm knows the price, else None; 0.0 when cached
+    result.cost         # USD when litellm knows the price, else None; cached: 0.0 or None
     result.cached       # served from the cache: no request, litellm not imported
     result.attempts     # HTTP requests made (retries and the repair included)
     text = await client.complete(messages, prompt_version="x-v1")   # CompletionResult

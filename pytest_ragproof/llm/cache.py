@@ -2,7 +2,9 @@
 
 Layout: ``<root>/<k[0:2]>/<k[2:4]>/<k>.json`` where ``k`` is the xxh3_128 hex
 digest of a canonical JSON of (model, prompt version, messages, parameters,
-response schema). The file holds the raw completion text and its token usage.
+response schema). The file holds the raw completion text, its token usage and
+whether litellm knew its price. Structured calls store only replies that
+validated (see :mod:`pytest_ragproof.llm.client`).
 
 Why it is safe without locks: every write goes to a temporary file in the same
 directory and is moved into place with ``os.replace``, which is atomic on POSIX
@@ -38,11 +40,17 @@ _KEY_DOMAIN = b"ragproof.llm.key/1\x00"
 
 @dataclass(frozen=True)
 class CachedResponse:
-    """What a cache entry holds: the completion text and what it cost in tokens."""
+    """What a cache entry holds: the completion text and what it cost in tokens.
+
+    ``priced`` says whether litellm knew the price of the call that made the entry
+    (None for entries written before this was recorded): a cached re-run reports
+    the cost the same way as the run that paid for it.
+    """
 
     text: str | None
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    priced: bool | None = None
 
 
 def cache_key(
@@ -111,6 +119,7 @@ class ResponseCache:
             {
                 "format": ENTRY_FORMAT,
                 "key": key,
+                "priced": response.priced,
                 "text": response.text,
                 "usage": {
                     "prompt_tokens": response.prompt_tokens,
@@ -152,7 +161,10 @@ def _parse_entry(raw: bytes, key: str) -> CachedResponse | None:
     completion = usage.get("completion_tokens")
     if not isinstance(prompt, int) or not isinstance(completion, int):
         return None
-    return CachedResponse(text=text, prompt_tokens=prompt, completion_tokens=completion)
+    priced = entry.get("priced")
+    if priced is not None and not isinstance(priced, bool):
+        return None
+    return CachedResponse(text, prompt, completion, priced)
 
 
 def resolve_cache_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:

@@ -12,6 +12,7 @@ per call (:data:`RESERVED_PARAMS`): keys come from the environment only.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,8 +21,9 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from pytest_ragproof.errors import LLMConfigError
+from pytest_ragproof.llm.cache import cache_key
 from pytest_ragproof.llm.config import LLMConfig
-from pytest_ragproof.llm.stats import Usage
+from pytest_ragproof.llm.stats import Usage, add_cost
 
 T = TypeVar("T", bound=BaseModel)
 Message = Mapping[str, Any]
@@ -85,6 +87,68 @@ class Reply:
     usage: Usage
     cost: float | None
     attempts: int
+
+    def then(self, later: Reply) -> Reply:
+        """This exchange followed by ``later`` (a repair): ``later``'s text, summed costs."""
+        return Reply(
+            later.text,
+            self.usage + later.usage,
+            add_cost(self.cost, later.cost),
+            self.attempts + later.attempts,
+        )
+
+
+@dataclass(frozen=True)
+class Request:
+    """One logical call as built from the caller's arguments, and its cache key."""
+
+    key: str
+    messages: list[dict[str, Any]]
+    params: dict[str, Any]
+    schema_json: dict[str, Any] | None
+
+
+def build_request(
+    config: LLMConfig,
+    messages: Sequence[Message],
+    prompt_version: str,
+    params: Mapping[str, Any],
+    schema: type[BaseModel] | None = None,
+) -> Request:
+    """The messages and parameters to send, and the key they are cached under."""
+    msgs, call_params = prepare(config, messages, params)
+    schema_json = schema_of(schema) if schema is not None else None
+    key = cache_key(
+        model=config.model,
+        prompt_version=prompt_version,
+        messages=msgs,
+        params=call_params,
+        schema=schema_json,
+    )
+    return Request(key, msgs, call_params, schema_json)
+
+
+def structured_call(
+    request: Request, schema_name: str, mode: str
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """What a structured request sends in response-format ``mode`` (resolved, not auto)."""
+    assert request.schema_json is not None
+    send = request.messages
+    params = dict(request.params)
+    if mode == "json_schema":
+        params["response_format"] = response_format(schema_name, request.schema_json)
+    else:
+        # json_object still needs the schema in the prompt (and the word JSON).
+        send = with_json_instruction(send, request.schema_json)
+        if mode == "json_object":
+            params["response_format"] = {"type": "json_object"}
+    return send, params
+
+
+@functools.cache
+def schema_of(schema: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of ``schema``, made once (it costs more than a cache hit)."""
+    return schema.model_json_schema()
 
 
 def estimate_tokens(content: str | Sequence[Message]) -> int:

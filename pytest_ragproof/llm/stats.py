@@ -41,7 +41,8 @@ class LLMStats:
     ``calls`` counts logical calls (one ``complete``/``structured``), ``requests``
     the HTTP requests actually sent (retries and repairs included). Tokens and cost
     cover sent requests only: a cache hit spends nothing. ``cost_usd`` is None
-    while litellm knew the price of no request; ``unpriced_requests`` counts those
+    while litellm knew the price of no request (sent now or, for a cache hit,
+    when its entry was made); ``unpriced_requests`` counts those
     it could not price. ``failures`` is keyed by the exception type we raised
     (``ProviderError``, ``LLMTimeoutError``, ``InvalidOutputError``) plus the
     provider's exception type, e.g. ``ProviderError:BadRequestError``.
@@ -69,6 +70,12 @@ class LLMStats:
             self.unpriced_requests += 1
         else:
             self.cost_usd = add_cost(self.cost_usd, cost)
+
+    def record_hit(self, priced: bool | None) -> None:
+        """A call answered by the cache: free, and priced as the call that made it was."""
+        self.cache_hits += 1
+        if priced:
+            self.cost_usd = add_cost(self.cost_usd, 0.0)
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready snapshot with sorted keys, for summaries."""

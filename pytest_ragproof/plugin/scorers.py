@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import pytest_ragproof.plugin.options as options
-from pytest_ragproof.errors import ConfigError
+from pytest_ragproof.errors import ConfigError, RagproofError
 from pytest_ragproof.plugin.settings import cache_dir
 from pytest_ragproof.verdict.config import RunConfig
 
@@ -37,7 +37,8 @@ def fixture_value(item: pytest.Item, name: str) -> Any:
 
 
 def check_judges(config: pytest.Config, cfg: RunConfig) -> None:
-    """Up front: judges asked for need litellm; litellm's own warnings are not the user's."""
+    """Up front: judges asked for need litellm and, without the cache, their model's key;
+    litellm's own warnings are not the user's."""
     if cfg.judges is None:
         return
     from pytest_ragproof.execution.judging import check_available
@@ -46,6 +47,28 @@ def check_judges(config: pytest.Config, cfg: RunConfig) -> None:
         check_available(cfg.judges)
     except ConfigError as exc:
         raise pytest.UsageError(f"ragproof: {exc}") from None
+    if cfg.judges.budget_usd is not None and not cfg.judges.dry_run:
+        from pytest_ragproof.llm.provider import has_price
+
+        if not has_price(cfg.judges.model):
+            # Costs of such a model are unknown: the budget could never be reached.
+            raise pytest.UsageError(
+                f"ragproof: --ragproof-judge-budget-usd: litellm has no price for the judge "
+                f"model {cfg.judges.model}, so a budget in USD cannot be counted; bound the "
+                "run with --ragproof-judge-max-calls N instead, or register the model's "
+                "price with litellm.register_model() in conftest.py"
+            )
+    if not cfg.judges.cache and not cfg.judges.dry_run:
+        # Every judge call will be sent (litellm is imported anyway): a missing key is
+        # one usage error now, not an error on every case. With the cache on, litellm
+        # is imported only on a miss, and the first miss makes the same check.
+        from pytest_ragproof.judges.engine import judge_llm_config
+        from pytest_ragproof.llm.provider import check_environment
+
+        try:
+            check_environment(judge_llm_config(cfg.judges))
+        except RagproofError as exc:
+            raise pytest.UsageError(f"ragproof: --ragproof-judge-model: {exc}") from None
     # litellm's first calls import provider modules that warn about litellm's own
     # pydantic models; pytest would pin those warnings on whichever case was running.
     config.addinivalue_line("filterwarnings", "ignore:Items? .* on TypedDict class:UserWarning")

@@ -148,3 +148,22 @@ def test_response_format_json_schema_is_sent_to_a_server_litellm_knows_nothing_a
     assert main(args) == 0
     assert llm_stub.requests
     assert all(b["response_format"]["type"] == "json_schema" for b in llm_stub.requests)
+
+
+def test_a_model_without_its_key_is_one_usage_error_before_any_call(
+    tmp_path: Path,
+    llm_stub: StubServer,
+    fake: FakeModel,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    corpus = write_text_corpus(tmp_path / "corpus")
+    out = tmp_path / "o.jsonl"
+    args = ["generate", "--corpus", str(corpus), "--out", str(out), "--qa", "2", "--no-cache"]
+    args += ["--model", "anthropic/claude-3-5-haiku-latest", "--api-base", llm_stub.url]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("ANTHROPIC_API_KEY") == 1 and "no API key is set" in err
+    assert "Traceback" not in err
+    assert llm_stub.request_count == 0 and not out.exists()

@@ -179,3 +179,76 @@ def test_a_custom_question_generator_replaces_the_builtin_one(
     # Custom items are verified like built-in ones.
     assert fake.calls["verify_qa"] == 4
     assert result.summary["settings"]["custom_generators"] == ["glossary"]
+
+
+class EchoesRepair:
+    """The fake model, except that a generation request for a FAULT_ECHO passage is
+    answered with prose, and its repair with valid JSON that copies the repair request
+    into the conversation history and the answer (as a confused model did)."""
+
+    def __init__(self, fake: FakeModel) -> None:
+        self.fake = fake
+
+    def __call__(self, body: dict[str, Any]) -> Action:
+        messages = body["messages"]
+        first_user = next(m["content"] for m in messages if m["role"] == "user")
+        if "FAULT_ECHO" not in first_user or "You write test questions" not in str(messages[0]):
+            return self.fake(body)
+        if messages[-1]["role"] != "user" or messages[-1]["content"] == first_user:
+            return reply("Sure! Here is the JSON you asked for: {question: ...")
+        repair = messages[-1]["content"]
+        item = {
+            "question": "And what about it?",
+            "answer": repair,
+            "history": [
+                {"role": "user", "content": repair},
+                {"role": "assistant", "content": "Sure, what would you like to know?"},
+            ],
+        }
+        return reply(json.dumps({"items": [item]}))
+
+
+def test_a_field_repeating_our_prompt_is_discarded_and_never_written(
+    tmp_path: Path, llm_stub: StubServer, fake: FakeModel, make_client: MakeClient
+) -> None:
+    llm_stub.set_handler(EchoesRepair(fake))
+    corpus = write_text_corpus(
+        tmp_path / "echo", {"echo.txt": "FAULT_ECHO Refunds are processed within fourteen days."}
+    )
+    settings = GenerationSettings(
+        qa=1, types=("conversational",), items_per_request=1, seed=1, max_rounds=1
+    )
+    result = generate(corpus, settings, client=make_client(enabled=False))
+    repair = [
+        m for b in llm_stub.requests for m in b["messages"] if "could not be used" in m["content"]
+    ]
+    assert repair  # the repair request was sent, and copied into the reply
+    assert result.cases == ()
+    assert result.summary["discarded"] == {"prompt_text": 1}
+    assert fake.calls["verify_qa"] == 0  # discarded before verification
+    out = tmp_path / "out.jsonl"
+    result.write(out)
+    assert "could not be used" not in out.read_text("utf-8")
+    assert "prompt_text" in render_table(result.summary)
+
+
+def test_prompt_echoes_are_told_from_ordinary_questions() -> None:
+    from pytest_ragproof.generation.echo import echoes_prompt
+
+    ordinary = [
+        GeneratedItem("What is the capital of France?", "Paris."),  # an example of ours
+        GeneratedItem("How long do refunds take?", "Refunds take fourteen days."),
+        GeneratedItem("Is the reply valid JSON?", "The reply must be valid JSON."),
+    ]
+    assert not any(echoes_prompt(item) for item in ordinary)
+    echoes = [
+        GeneratedItem("Your previous reply could not be used: fix it?", "Yes."),
+        GeneratedItem("Q?", "Reply with only a JSON value that matches this JSON Schema."),
+        GeneratedItem(
+            "What now?",
+            "Sure.",
+            conversation_history=(("user", "the JSON does not match the schema: items"),),
+        ),
+        GeneratedItem("Why?", "It must be answerable from the passage alone, without help."),
+    ]
+    assert all(echoes_prompt(item) for item in echoes)

@@ -295,7 +295,7 @@ def test_a_judge_model_without_a_key_is_said_once_and_stops_the_run(
     assert result.ret == 4
     out = result.stdout.str()
     assert out.count("the judge model cannot be called") >= 1
-    assert "usually because no API key is set" in out
+    assert "no API key is set: the model openai/stub-judge needs OPENAI_API_KEY" in out
     result.stdout.fnmatch_lines(["*1 failed*"])
     assert llm_stub.request_count == 0
 

@@ -13,7 +13,7 @@ import pytest
 
 from pytest_ragproof.errors import LLMConfigError, LLMError, MissingExtraError, ProviderError
 from pytest_ragproof.llm import LLMClient, LLMConfig, ResponseCache, gen_config, judge_config
-from pytest_ragproof.llm import client as client_module
+from pytest_ragproof.llm import provider as provider_module
 from tests.llm.conftest import MESSAGES, QA, QA_JSON, SECRET, MakeClient
 from tests.llm_stub import StubServer, rate_limited, reply, server_error
 
@@ -138,7 +138,7 @@ def test_missing_litellm_gives_the_install_hint(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setitem(sys.modules, "litellm", None)  # makes `import litellm` fail
-    monkeypatch.setattr(client_module, "_litellm_module", None)
+    monkeypatch.setattr(provider_module, "_litellm_module", None)
     client = LLMClient(LLMConfig(model="openai/m"), ResponseCache(tmp_path))
     with pytest.raises(MissingExtraError) as info:
         asyncio.run(client.complete(MESSAGES, prompt_version="v"))
@@ -157,8 +157,36 @@ def test_missing_api_key_is_one_configuration_error_and_is_not_retried(
         asyncio.run(client.structured(MESSAGES, QA, prompt_version="p-1"))
     assert "OPENAI_API_KEY" in str(info.value)
     assert llm_stub.requests == []  # nothing left the machine
-    assert client.stats.requests == 1
+    # Issue 29 item 9: the key is checked before the first request (it was refused
+    # by the provider's SDK as request 1 before).
+    assert client.stats.requests == 0
     assert sum(client.stats.retries.values()) == 0
+
+
+@pytest.mark.parametrize(
+    ("model", "variable"),
+    [("anthropic/claude-3-5-haiku-latest", "ANTHROPIC_API_KEY"), ("openai/x", "OPENAI_API_KEY")],
+)
+def test_a_missing_key_is_named_before_any_request(
+    llm_stub: StubServer,
+    make_client: MakeClient,
+    monkeypatch: pytest.MonkeyPatch,
+    model: str,
+    variable: str,
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    llm_stub.script(reply(QA_JSON))
+    client = make_client(model=model, max_retries=3)
+    with pytest.raises(LLMConfigError) as info:
+        client.structured_batch([MESSAGES], QA, prompt_version="p-1")
+    message = str(info.value)
+    assert f"needs {variable}" in message and "\n" not in message
+    assert (client.stats.requests, llm_stub.request_count) == (0, 0)
+    # A server that takes no key works without one (hosted_vllm: an OpenAI-compatible server).
+    llm_stub.script(reply(QA_JSON))
+    local = make_client(model="hosted_vllm/served-model")
+    assert asyncio.run(local.structured(MESSAGES, QA, prompt_version="p-1")).value.answer
 
 
 def test_a_rejected_key_names_the_fix(llm_stub: StubServer, make_client: MakeClient) -> None:

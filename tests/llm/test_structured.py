@@ -8,7 +8,7 @@ import json
 import pytest
 
 from pytest_ragproof.errors import InvalidOutputError
-from tests.llm.conftest import MESSAGES, QA, QA_JSON, SCHEMA_MODEL, MakeClient
+from tests.llm.conftest import MESSAGES, PLAIN_MODEL, QA, QA_JSON, SCHEMA_MODEL, MakeClient
 from tests.llm_stub import StubServer, reply
 
 
@@ -84,9 +84,11 @@ def test_invalid_output_is_repaired_once(
         assert "answer" in repair[-1]["content"] and "42" not in repair[-1]["content"]
 
 
-def test_output_still_invalid_after_repair_raises_and_is_cached(
+def test_output_still_invalid_after_repair_raises_and_is_not_cached(
     llm_stub: StubServer, make_client: MakeClient
 ) -> None:
+    # Issue 30 item 1 changes this: an invalid reply used to be cached and served
+    # again; now the next run asks the model again, and a clean reply is then kept.
     llm_stub.script(reply("{not json"), reply('{"question": "only half'))
     client = make_client()
     with pytest.raises(InvalidOutputError, match=r"did not match QA after one repair") as info:
@@ -94,12 +96,68 @@ def test_output_still_invalid_after_repair_raises_and_is_cached(
     assert "\n" not in str(info.value)
     assert llm_stub.request_count == 2
     assert client.stats.failures["InvalidOutputError"] == 1
-    # A re-run reproduces the same discard from the cache without a request.
+    assert not client.cache.root.exists()  # nothing was cached
+    llm_stub.script(reply(QA_JSON))
     again = make_client()
+    result = asyncio.run(again.structured(MESSAGES, QA, prompt_version="t-v1"))
+    assert (result.cached, result.value.answer) == (False, "A ranking function.")
+    assert llm_stub.request_count == 3 and again.stats.cache_hits == 0
+    third = make_client()
+    assert asyncio.run(third.structured(MESSAGES, QA, prompt_version="t-v1")).cached
+    assert llm_stub.request_count == 3
+
+
+def test_an_invalid_reply_already_in_the_cache_is_asked_again(
+    llm_stub: StubServer, make_client: MakeClient
+) -> None:
+    # A cache written by an earlier version holds the bad reply a faulty model gave.
+    llm_stub.script(reply(QA_JSON))
+    asyncio.run(make_client().structured(MESSAGES, QA, prompt_version="t-v1"))
+    [entry] = list(make_client().cache.root.rglob("*.json"))
+    data = json.loads(entry.read_text("utf-8"))
+    data["text"] = "Sure! Here is the JSON you asked for: {question: ..."
+    entry.write_text(json.dumps(data), "utf-8")
+    llm_stub.script(reply(QA_JSON))
+    clean = make_client()
+    [result] = clean.structured_batch([MESSAGES], QA, prompt_version="t-v1")
+    assert not isinstance(result, Exception)
+    assert (result.cached, result.value.question) == (False, "What is BM25?")
+    assert (clean.stats.cache_hits, llm_stub.request_count) == (0, 2)
+    [again] = make_client().structured_batch([MESSAGES], QA, prompt_version="t-v1")
+    assert not isinstance(again, Exception) and again.cached
+    assert llm_stub.request_count == 2
+
+
+def test_replay_invalid_reproduces_the_discard_without_a_call(
+    llm_stub: StubServer, make_client: MakeClient
+) -> None:
+    llm_stub.script(reply("{not json"), reply('{"question": "only half'))
     with pytest.raises(InvalidOutputError):
-        asyncio.run(again.structured(MESSAGES, QA, prompt_version="t-v1"))
+        asyncio.run(
+            make_client().structured(MESSAGES, QA, prompt_version="t-v1", replay_invalid=True)
+        )
+    again = make_client()
+    with pytest.raises(InvalidOutputError, match=r"after one repair"):
+        asyncio.run(again.structured(MESSAGES, QA, prompt_version="t-v1", replay_invalid=True))
     assert llm_stub.request_count == 2
     assert again.stats.cache_hits == 1
+
+
+@pytest.mark.parametrize(("model", "priced"), [(PLAIN_MODEL, False), (SCHEMA_MODEL, True)])
+def test_a_cached_answer_reports_cost_as_the_call_that_made_it(
+    llm_stub: StubServer, make_client: MakeClient, model: str, priced: bool
+) -> None:
+    llm_stub.script(reply(QA_JSON), reply("plain"))
+    first = make_client(model=model)
+    made = asyncio.run(first.structured(MESSAGES, QA, prompt_version="t-v1"))
+    text = asyncio.run(first.complete(MESSAGES, prompt_version="c-v1"))
+    assert (made.cost is not None, text.cost is not None) == (priced, priced)
+    cached = make_client(model=model)
+    hit = asyncio.run(cached.structured(MESSAGES, QA, prompt_version="t-v1"))
+    text_hit = asyncio.run(cached.complete(MESSAGES, prompt_version="c-v1"))
+    assert hit.cached and text_hit.cached and llm_stub.request_count == 2
+    expected = 0.0 if priced else None  # free today; unknown stays unknown
+    assert (hit.cost, text_hit.cost, cached.stats.cost_usd) == (expected, expected, expected)
 
 
 def test_plain_completion_and_cache_hit(llm_stub: StubServer, make_client: MakeClient) -> None:

@@ -1,0 +1,326 @@
+"""The one module that imports litellm: one logical request, with retries, to the provider.
+
+litellm is imported lazily, on the first request that misses the cache, with its
+price-table download, callbacks and debug output switched off. Everything the
+provider says in an error is dropped: only the exception type and HTTP status
+survive, and no exception we raise chains to the provider's.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import random
+from typing import TYPE_CHECKING, Any
+
+from pytest_ragproof.errors import (
+    LLMConfigError,
+    LLMError,
+    LLMTimeoutError,
+    MissingExtraError,
+    ProviderError,
+)
+from pytest_ragproof.llm.config import LLMConfig
+from pytest_ragproof.llm.request import Reply
+from pytest_ragproof.llm.retry import Failure, backoff_delay, retry_after_of
+from pytest_ragproof.llm.stats import LLMStats, Usage
+
+if TYPE_CHECKING:
+    import asyncio
+
+#: Set (unless already set) before litellm is imported: no fetch of its own catalogs.
+OFFLINE_ENV = ("LITELLM_LOCAL_MODEL_COST_MAP", "LITELLM_OFFLINE_MODE")
+
+#: Extra seconds our own watchdog allows beyond litellm's timeout before cancelling.
+_WATCHDOG_GRACE_S = 1.0
+
+_litellm_module: Any = None
+
+
+def load_litellm() -> Any:
+    """Import litellm once, quietly and offline, or raise :class:`MissingExtraError`."""
+    global _litellm_module
+    if _litellm_module is not None:
+        return _litellm_module
+    # Without these litellm fetches its price table at import time (three attempts
+    # with backoff: seconds lost where the network is closed) and other catalogs
+    # (e.g. Anthropic beta headers) on first use; its bundled copies serve us.
+    for variable in OFFLINE_ENV:
+        os.environ.setdefault(variable, "True")
+    # litellm logs while importing, so its loggers are silenced before and after.
+    _silence_litellm_loggers()
+    import gc
+
+    collecting = gc.isenabled()
+    try:
+        import warnings
+
+        # litellm (at import and on its first calls, which import provider modules)
+        # warns about its own pydantic models: not the user's concern, and pytest would
+        # pin the warnings on whichever case was running.
+        warnings.filterwarnings(
+            "ignore", message=r"Items? .* on TypedDict class .* `ReadOnly` qualifier"
+        )
+        # The import creates some 300,000 objects that live until exit. The cyclic GC
+        # would scan them over and over while they are created, in every later full
+        # collection, and once more at interpreter exit: about 40% of the CPU time
+        # of importing litellm and leaving (benchmarks/bench_startup.py). So no
+        # collection during the import, and what exists then is moved out of the
+        # collector's sight (gc.freeze); objects made later are collected as usual.
+        gc.disable()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import litellm
+    except ImportError as exc:
+        if exc.name is not None and exc.name.split(".")[0] != "litellm":
+            raise
+        raise MissingExtraError(
+            "llm", "litellm", "Calling an LLM (dataset generation, LLM judges)"
+        ) from None
+    finally:
+        if collecting:
+            gc.enable()
+    gc.freeze()
+    # Provider error texts can echo prompts or keys: litellm must neither print
+    # nor log them, and must not phone home or run callbacks we did not ask for.
+    litellm.suppress_debug_info = True
+    litellm.telemetry = False
+    litellm.set_verbose = False
+    litellm.turn_off_message_logging = True
+    litellm.callbacks = []
+    litellm.success_callback = []
+    litellm.failure_callback = []
+    _silence_litellm_loggers()
+    _litellm_module = litellm
+    return litellm
+
+
+def _silence_litellm_loggers() -> None:
+    import logging
+
+    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy"):
+        logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+
+
+def missing_key(config: LLMConfig) -> str | None:
+    """The API-key variable ``config.model`` needs and the environment lacks, if any.
+
+    litellm knows which variables each provider reads (``validate_environment``);
+    only ``*_API_KEY`` names count, since endpoints, versions and other credential
+    chains (cloud roles) have defaults or other sources. A model with
+    ``api_key_env`` needs that variable instead.
+    """
+    if config.api_key_env is not None:
+        return None if os.environ.get(config.api_key_env) else config.api_key_env
+    litellm = load_litellm()
+    try:
+        found = litellm.validate_environment(model=config.model, api_base=config.api_base)
+    except Exception:
+        return None  # a model litellm cannot place: the first call will say more
+    missing = found.get("missing_keys") if isinstance(found, dict) else None
+    keys = [k for k in missing or () if isinstance(k, str) and k.endswith("_API_KEY")]
+    return keys[0] if keys else None
+
+
+def check_environment(config: LLMConfig) -> None:
+    """Raise one :class:`LLMConfigError` naming the key variable the model lacks."""
+    if config.api_key_env is not None:
+        config.api_key()  # raises when that variable is not set
+        return
+    variable = missing_key(config)
+    if variable is not None:
+        raise LLMConfigError(
+            f"no API key is set: the model {config.model} needs {variable}; export it "
+            "(or name another variable with api_key_env)"
+        )
+
+
+def has_price(model: str) -> bool:
+    """Does litellm know what ``model`` costs per token (free counts as known)?"""
+    try:
+        info = load_litellm().get_model_info(model)
+    except Exception:
+        return False  # litellm raises for models it has no entry for
+    prices = (info.get("input_cost_per_token"), info.get("output_cost_per_token"))
+    return all(isinstance(p, int | float) for p in prices)
+
+
+class Provider:
+    """Sends one logical request to the configured model: retries, timeouts, concurrency.
+
+    At most ``config.concurrency`` requests are in flight; a request waiting out a
+    backoff does not hold a slot. Every request sent is counted in ``stats``.
+    """
+
+    def __init__(self, config: LLMConfig, stats: LLMStats, rng: random.Random) -> None:
+        self.config = config
+        self.stats = stats
+        self._rng = rng
+        self._semaphore: asyncio.Semaphore | None = None
+        self._semaphore_loop: asyncio.AbstractEventLoop | None = None
+        self._environment_checked = False
+
+    def structured_mode(self) -> str:
+        """How structured replies are asked for: ``auto`` resolved for this model."""
+        mode = self.config.response_format
+        if mode == "auto":
+            return "json_schema" if supports_response_schema(self.config.model) else "prompt"
+        return mode
+
+    async def send(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> Reply:
+        """One logical request with retries; returns the first success."""
+        import asyncio
+
+        litellm = load_litellm()
+        cfg = self.config
+        if not self._environment_checked:
+            # Before the first request: a missing key is one clear configuration error,
+            # not a provider failure per call.
+            check_environment(cfg)
+            self._environment_checked = True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + cfg.max_total_s
+        kwargs: dict[str, Any] = {
+            "model": cfg.model,
+            "messages": messages,
+            # Ours are the only retries: litellm's and the openai SDK's are off.
+            "num_retries": 0,
+            "max_retries": 0,
+            "drop_params": True,
+            **params,
+        }
+        if cfg.api_base:
+            kwargs["api_base"] = cfg.api_base
+        api_key = cfg.api_key()
+        if api_key is not None:
+            kwargs["api_key"] = api_key
+        attempt = 0
+        while True:
+            attempt += 1
+            remaining = deadline - loop.time()
+            attempt_timeout = max(0.001, min(cfg.timeout_s, remaining))
+            kwargs["timeout"] = attempt_timeout
+            self.stats.requests += 1
+            failure: Failure
+            try:
+                async with self._gate():
+                    response = await asyncio.wait_for(
+                        litellm.acompletion(**kwargs), attempt_timeout + _WATCHDOG_GRACE_S
+                    )
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                # Keep only type, status and Retry-After; the exception (and its
+                # provider message) is dropped when this block ends.
+                failure = _classify(litellm, exc)
+            else:
+                return self._account(litellm, response, attempt)
+            retry_in = failure.retry_after
+            if retry_in is None:
+                retry_in = backoff_delay(
+                    attempt - 1, cfg.backoff_base_s, cfg.backoff_max_s, self._rng
+                )
+            out_of_budget = loop.time() + retry_in >= deadline
+            if failure.reason is None or attempt > cfg.max_retries or out_of_budget:
+                raise self._give_up(failure, attempt)
+            self.stats.retries[failure.reason] += 1
+            await asyncio.sleep(retry_in)
+
+    def _gate(self) -> asyncio.Semaphore:
+        import asyncio
+
+        # asyncio primitives bind to one loop; run_batch starts a new loop per batch.
+        loop = asyncio.get_running_loop()
+        if self._semaphore is None or self._semaphore_loop is not loop:
+            self._semaphore = asyncio.Semaphore(self.config.concurrency)
+            self._semaphore_loop = loop
+        return self._semaphore
+
+    def _give_up(self, failure: Failure, attempts: int) -> LLMError:
+        if failure.client_side:
+            self.stats.failures[f"LLMConfigError:{failure.exc_type}"] += 1
+            return LLMConfigError(
+                f"the provider's client refused to send the request ({failure.exc_type}), "
+                "usually because no API key is set: export the provider's key variable "
+                "(e.g. OPENAI_API_KEY) or name one with api_key_env"
+            )
+        error_cls = LLMTimeoutError if failure.reason == "timeout" else ProviderError
+        self.stats.failures[f"{error_cls.__name__}:{failure.exc_type}"] += 1
+        return error_cls(failure.exc_type, failure.status, attempts)
+
+    def _account(self, litellm: Any, response: Any, attempts: int) -> Reply:
+        try:
+            text = response.choices[0].message.content
+        except (AttributeError, IndexError):
+            text = None
+        raw_usage = getattr(response, "usage", None)
+        usage = Usage(
+            int(getattr(raw_usage, "prompt_tokens", 0) or 0),
+            int(getattr(raw_usage, "completion_tokens", 0) or 0),
+        )
+        cost = _cost_of(litellm, response)
+        self.stats.record_usage(usage, cost)
+        return Reply(text if isinstance(text, str) else None, usage, cost, attempts)
+
+
+def _classify(litellm: Any, exc: BaseException) -> Failure:
+    name = type(exc).__name__
+    if isinstance(exc, TimeoutError | litellm.Timeout):
+        return Failure(name, None, "timeout")
+    raw_status = getattr(exc, "status_code", None)
+    status = raw_status if isinstance(raw_status, int) else None
+    if isinstance(exc, litellm.RateLimitError) or status == 429:
+        return Failure(name, 429, "rate_limit", retry_after_of(exc))
+    if isinstance(exc, litellm.APIConnectionError):
+        return Failure(name, None, "connection")
+    if _refused_by_client(exc):
+        # litellm reports e.g. missing credentials as a synthesized HTTP 500; retrying
+        # cannot help and "server error" would send the user looking in the wrong place.
+        return Failure(name, None, None, client_side=True)
+    if status is not None and status >= 500:
+        return Failure(name, status, "server_error", retry_after_of(exc))
+    return Failure(name, status, None)
+
+
+def _refused_by_client(exc: BaseException) -> bool:
+    """Did the provider's SDK refuse the call itself, before any HTTP request?
+
+    The OpenAI SDK raises its bare ``OpenAIError`` for that (no key, bad client
+    options); everything that reached a server is an ``APIError`` subclass.
+    """
+    try:
+        import openai
+    except ImportError:  # pragma: no cover - litellm depends on it
+        return False
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if type(current) is openai.OpenAIError:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _cost_of(litellm: Any, response: Any) -> float | None:
+    hidden = getattr(response, "_hidden_params", None)
+    if isinstance(hidden, dict) and "response_cost" in hidden:
+        # litellm already priced the response while handling it (None = no price
+        # known); pricing it again costs a few ms of CPU per call.
+        known = hidden["response_cost"]
+        return float(known) if isinstance(known, int | float) else None
+    try:
+        return float(litellm.completion_cost(completion_response=response))
+    except Exception:
+        # litellm raises for models missing from its price table: cost unknown.
+        return None
+
+
+@functools.cache
+def supports_response_schema(model: str) -> bool:
+    """Does litellm say ``model`` takes a JSON-schema ``response_format``?"""
+    try:
+        return bool(load_litellm().supports_response_schema(model=model))
+    except Exception:
+        # Unknown models raise in some litellm versions: use the prompt fallback.
+        return False

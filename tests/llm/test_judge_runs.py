@@ -1,0 +1,162 @@
+"""The LLM layer as a judged pytest run sees it: keys checked up front, a rejected key
+stops the run once, and a cached re-run reports the cost as the first run did."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_ragproof.llm.client import load_litellm
+from tests.judge_stub import ScriptedJudge
+from tests.llm_stub import StubServer, server_error
+from tests.pytester_projects import load_json, run, write_frozen
+
+# litellm is imported once per test process, not inside an in-process pytester run
+# (see tests/judges/conftest.py).
+load_litellm()
+
+SECRET = "sk-runs-SECRET77"
+CASES: list[dict[str, Any]] = [
+    {
+        "id": f"q{i}",
+        "kind": "qa",
+        "question": f"What is the capital of country {i}?",
+        "expected_answer": "Paris is the capital of France.",
+        "expected_source_ids": ["d1"],
+    }
+    for i in range(1, 4)
+]
+CONFTEST = """
+import pytest
+
+@pytest.fixture(scope="session")
+def rag_pipeline():
+    def pipeline(question):
+        text = "Paris is the capital of France."
+        return {"answer": text, "contexts": [{"id": "d1", "text": text}]}
+    return pipeline
+"""
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.delenv("RAGPROOF_JUDGE_MODEL", raising=False)
+    write_frozen(pytester, CASES)
+    pytester.makeconftest(CONFTEST)
+    return pytester
+
+
+def _args(stub: StubServer, *more: str, model: str = "openai/stub-judge") -> list[str]:
+    return [
+        f"--ragproof-judge-model={model}",
+        f"--ragproof-judge-api-base={stub.url}",
+        "--ragproof-cache-dir=llmcache",
+        "--ragproof-judge-retries=0",
+        "--ragproof-judges=faithfulness",
+        "--ragproof-report=results.json",
+        *more,
+    ]
+
+
+def test_a_missing_key_is_one_usage_error_before_any_case(
+    project: pytest.Pytester, llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    llm_stub.set_handler(ScriptedJudge())
+    model = "anthropic/claude-3-5-haiku-latest"
+    result = run(project, [], *_args(llm_stub, "--ragproof-no-cache", model=model))
+    assert result.ret == 4
+    err = result.stderr.str()
+    assert "no API key is set: the model anthropic/claude-3-5-haiku-latest needs" in err
+    assert err.count("ANTHROPIC_API_KEY") == 1
+    assert "Traceback" not in err
+    assert "passed" not in result.stdout.str() and "failed" not in result.stdout.str()
+    assert llm_stub.request_count == 0
+
+
+def test_a_missing_key_with_the_cache_on_is_said_once_at_the_first_miss(
+    project: pytest.Pytester, llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    llm_stub.set_handler(ScriptedJudge())
+    result = run(project, [], *_args(llm_stub))
+    assert result.ret == 4
+    out = result.stdout.str()
+    assert out.count("no API key is set: the model openai/stub-judge needs OPENAI_API_KEY") == 1
+    result.stdout.fnmatch_lines(["*1 failed*"])
+    assert llm_stub.request_count == 0
+
+
+def test_a_rejected_key_stops_the_run_once_and_keeps_the_case_metrics(
+    project: pytest.Pytester, llm_stub: StubServer
+) -> None:
+    llm_stub.set_handler(lambda body: server_error(401, echo=f"bad key {SECRET}"))
+    result = run(project, [], *_args(llm_stub, "--ragproof-no-cache"))
+    assert result.ret == 4
+    out = result.stdout.str()
+    assert out.count("the judge model cannot be called: provider call failed") == 1
+    assert "AuthenticationError (HTTP 401)" in out and "check the provider's API key" in out
+    assert SECRET not in out and "bad key" not in out
+    result.stdout.fnmatch_lines(["*1 failed*"])
+    # Judging starts as pipeline outputs land, so calls already in flight may be refused
+    # too; none is retried and no later case is judged.
+    assert llm_stub.request_count <= len(CASES)
+    [case] = load_json(project.path / "results.json")["cases"]
+    assert case["metrics"]["hit@5"] == 1.0  # the deterministic metrics stay
+
+
+def test_a_cached_rerun_reports_the_cost_as_the_first_run_did(
+    project: pytest.Pytester, llm_stub: StubServer
+) -> None:
+    llm_stub.set_handler(ScriptedJudge())
+    first = run(project, [], *_args(llm_stub))
+    assert first.ret == 0, first.stdout.str()
+    made = llm_stub.request_count
+    assert "cost unknown (no price for this model)" in first.stdout.str()
+    second = run(project, [], *_args(llm_stub))
+    assert second.ret == 0 and llm_stub.request_count == made
+    out = second.stdout.str()
+    assert f"0 call(s), {made} cached" in out
+    assert "cost unknown (no price for this model)" in out and "$0.0000" not in out
+    assert load_json(project.path / "results.json")["judges"]["cost_usd"] is None
+
+
+def test_a_usd_budget_for_a_model_without_a_price_is_refused_up_front(
+    project: pytest.Pytester, llm_stub: StubServer
+) -> None:
+    llm_stub.set_handler(ScriptedJudge())
+    result = run(project, [], *_args(llm_stub, "--ragproof-judge-budget-usd=0.002"))
+    assert result.ret == 4
+    err = result.stderr.str()
+    assert "litellm has no price for the judge model openai/stub-judge" in err
+    assert "--ragproof-judge-max-calls" in err and "Traceback" not in err
+    assert llm_stub.request_count == 0
+
+
+PRICED_CONFTEST = """
+from pytest_ragproof.llm.client import load_litellm
+
+litellm = load_litellm()  # offline, as ragproof imports it
+
+# A price the user gives for a self-hosted model: USD per token in and out.
+litellm.register_model({"openai/priced-stub-judge": {
+    "input_cost_per_token": 1e-06, "output_cost_per_token": 1e-06,
+    "litellm_provider": "openai", "mode": "chat"}})
+"""
+
+
+def test_a_usd_budget_counts_against_a_price_the_user_registers(
+    project: pytest.Pytester, llm_stub: StubServer
+) -> None:
+    llm_stub.set_handler(ScriptedJudge())  # 100 prompt + 20 completion tokens a call
+    project.makeconftest(CONFTEST + PRICED_CONFTEST)
+    args = _args(llm_stub, "--ragproof-judge-budget-usd=0.0001", model="openai/priced-stub-judge")
+    result = run(project, [], *args)
+    out = result.stdout.str()
+    assert result.ret != 4, result.stderr.str()
+    assert "cost unknown" not in out and "not judged" in out
+    assert llm_stub.request_count < 2 * len(CASES)  # the budget stopped the judging
+    doc = load_json(project.path / "results.json")
+    assert doc["judges"]["cost_usd"] == pytest.approx(120e-6 * doc["judges"]["calls"])
