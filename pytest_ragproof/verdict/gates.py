@@ -65,27 +65,19 @@ def _aggregates(
 ) -> list[Aggregate]:
     """The aggregate of every metric the records have (or of ``only``), in one pass."""
     names: set[str] = set() if only is None else {only}
-    values: dict[str, list[float]] = {}
-    n_error = 0
     for r in recs:
         if only is None:
             names.update(r.metrics)
-        if r.status == "error":
-            n_error += 1
-            continue
-        if only is None:
-            for m, v in r.metrics.items():
-                values.setdefault(m, []).append(v)
-        elif only in r.metrics:
-            values.setdefault(only, []).append(r.metrics[only])
-    n_scored = len(recs) - n_error
     out = []
     for m in sorted(names):
-        vals = values.get(m, [])
+        # A value a case has was measured, whatever else failed on it: a case whose judge
+        # failed keeps its retrieval metrics. An error case without the value is an error
+        # of this metric; any other case without it is missing.
+        vals = [r.metrics[m] for r in recs if m in r.metrics]
+        n_error = sum(1 for r in recs if r.status == "error" and m not in r.metrics)
+        n_missing = len(recs) - n_error - len(vals)
         stats = aggregate(vals) if vals else {}
-        out.append(
-            Aggregate(pipeline, selector, m, len(vals), n_error, n_scored - len(vals), stats)
-        )
+        out.append(Aggregate(pipeline, selector, m, len(vals), n_error, n_missing, stats))
     return out
 
 
@@ -119,7 +111,7 @@ def _worst(recs: Sequence[CaseRecord], t: Threshold, limit: int = WORST_SHOWN) -
     scored = [
         (r.metrics[metric], r.id, r.kind)
         for r in recs
-        if r.status != "error" and metric in r.metrics and not t.check(r.metrics[metric])
+        if metric in r.metrics and not t.check(r.metrics[metric])
     ]
 
     def badness(item: tuple[float, str, str]) -> tuple[float, str]:
