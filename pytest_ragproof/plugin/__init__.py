@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from . import options
+from . import options, usage
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -28,7 +28,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     for kind in ("qa", "unanswerable", "injection"):
         config.addinivalue_line("markers", f"ragproof_{kind}: a ragproof case of kind {kind}")
-    options.check_usage(config)
+    usage.check_usage(config)
     if options.datasets_configured(config):
         from pytest_ragproof.plugin.session import get_run
 

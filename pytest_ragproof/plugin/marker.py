@@ -25,14 +25,8 @@ import pytest
 from pytest_ragproof.execution.call import run_sync
 from pytest_ragproof.execution.execute import timed
 from pytest_ragproof.plugin.collect import add_xfail, hide_unless_failed
-from pytest_ragproof.plugin.session import (
-    CASE_KEY,
-    RECORD_KEY,
-    CaseRef,
-    RagproofRun,
-    case_ref,
-    get_run,
-)
+from pytest_ragproof.plugin.refs import CASE_KEY, RECORD_KEY, CaseRef, case_ref
+from pytest_ragproof.plugin.session import RagproofRun, get_run
 
 
 def _dataset_paths(metafunc: pytest.Metafunc, marker: pytest.Mark, run: RagproofRun) -> list[Path]:
