@@ -17,7 +17,7 @@ import pytest_ragproof.plugin.xdist_support as xdist_support
 from pytest_ragproof.plugin.collect import DatasetFile
 from pytest_ragproof.plugin.finish import FinishHooks
 from pytest_ragproof.plugin.items import ItemHooks
-from pytest_ragproof.plugin.refs import case_ref
+from pytest_ragproof.plugin.refs import case_ref, relpath
 
 RUN_KEY = pytest.StashKey["RagproofRun"]()
 
@@ -39,14 +39,38 @@ class RagproofRun(ItemHooks, FinishHooks):
         super().__init__(config)
         if not self.is_worker:
             self.register_xdist_hooks()
+        # The invocation folder and its parents up to the rootdir, nearest first: their
+        # conftests provide the pipeline of a dataset given by option (collect.from_home).
+        here, root = config.invocation_params.dir, config.rootpath
+        homes = [here, *here.parents] if here.is_relative_to(root) else []
+        self._homes = homes[: homes.index(root) + 1] if root in homes else []
+        self._home_nodes: dict[Path, pytest.Collector] = {}
 
     # -- collection ---------------------------------------------------------
+    def pytest_collectstart(self, collector: pytest.Collector) -> None:
+        if isinstance(collector, pytest.Directory) and collector.path in self._homes:
+            self._home_nodes[collector.path] = collector
+
+    def home_node(self) -> pytest.Collector | None:
+        """The collected folder nearest the invocation folder (up to the rootdir)."""
+        return next((self._home_nodes[p] for p in self._homes if p in self._home_nodes), None)
+
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> Any:
-        if self.collect_paths and file_path.resolve() in self.collect_paths:
-            node: DatasetFile = DatasetFile.from_parent(parent, path=file_path)
-            node.run = self
-            return node
-        return None
+        if not self.collect_paths:
+            return None
+        resolved = file_path.resolve()
+        if resolved not in self.collect_paths:
+            return None
+        # Outside the rootdir pytest would name the file after the argument that reached
+        # it ('' for the dataset itself); its cases keep the path the run shows instead.
+        nodeid = (
+            None
+            if file_path.is_relative_to(self.config.rootpath)
+            else relpath(self.config, resolved)
+        )
+        node: DatasetFile = DatasetFile.from_parent(parent, path=file_path, nodeid=nodeid)
+        node.run = self
+        return node
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         # Marker items have no population known up front: deselected ones count too.
