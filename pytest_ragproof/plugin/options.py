@@ -147,6 +147,13 @@ OPTIONS: tuple[Option, ...] = (
         metavar="K/N",
     ),
     Option(
+        "shard_others",
+        "with --ragproof-shard K/N: run the tests that are not dataset cases in shard 1 "
+        "only ('first', default) or in every shard ('all')",
+        default="first",
+        metavar="first|all",
+    ),
+    Option(
         "concurrency",
         "run the pipeline for up to N upcoming cases ahead of time "
         "(session- or module-scoped pipelines; default 1)",

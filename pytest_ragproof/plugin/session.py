@@ -72,6 +72,19 @@ class RagproofRun(ItemHooks, FinishHooks):
         node.run = self
         return node
 
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[Any]) -> None:
+        """``--ragproof-shard K/N``: tests that are not dataset cases run in shard 1 only."""
+        if self.others_here or self.shard is None:
+            return
+        others = [item for item in items if case_ref(item) is None]
+        if others:
+            items[:] = [item for item in items if case_ref(item) is not None]
+            config.hook.pytest_deselected(items=others)
+            self.notes.append(
+                f"shard {self.shard.text}: {len(others)} test(s) that are not dataset cases "
+                "run in shard 1 only (--ragproof-shard-others=all runs them in every shard)"
+            )
+
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         # Marker items have no population known up front: deselected ones count too.
         for item in items:

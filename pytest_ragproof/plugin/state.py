@@ -46,6 +46,17 @@ def _shard(config: pytest.Config, cfg: RunConfig) -> Shard | None:
     return shard
 
 
+def _others_here(config: pytest.Config, shard: Shard | None) -> bool:
+    """``--ragproof-shard-others``: do this shard's tests that are not dataset cases run?"""
+    others = str(options.get(config, "shard_others")).strip()
+    if others not in ("first", "all"):
+        raise ConfigError(
+            f"--ragproof-shard-others expects 'first' or 'all'; got '{others}': 'first' runs "
+            "the tests that are not dataset cases in shard 1 only, 'all' in every shard"
+        )
+    return shard is None or shard.k == 1 or others == "all"
+
+
 def _load(path: Path, config: pytest.Config) -> Dataset:
     """A dataset, or the usage error that stops the run before any case runs."""
     if not path.exists():
@@ -77,6 +88,7 @@ class RunState:
 
                 self.cfg = install(config, self.cfg, self.notes)
             self.shard = _shard(config, self.cfg)
+            self.others_here = _others_here(config, self.shard)
         except ConfigError as exc:
             raise pytest.UsageError(f"ragproof: {exc}{usage.origin_of(config, exc)}") from None
         self.is_worker = xdist_support.is_worker(config)
