@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from . import options
+from . import options, usage
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -28,7 +28,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     for kind in ("qa", "unanswerable", "injection"):
         config.addinivalue_line("markers", f"ragproof_{kind}: a ragproof case of kind {kind}")
-    options.check_usage(config)
+    usage.check_usage(config)
     if options.datasets_configured(config):
         from pytest_ragproof.plugin.session import get_run
 
@@ -73,13 +73,19 @@ class _UnconfiguredDataset(pytest.File):
 
 @pytest.fixture
 def rag_case(request: pytest.FixtureRequest) -> Any:
-    """The dataset case a ``@pytest.mark.rag`` test runs for (a frozen ``Case``)."""
+    """The dataset case a ``@pytest.mark.rag`` test runs for (a frozen ``Case``).
+
+    Its question is the one a pipeline fixture would get (an injection case's carries
+    its payload, unless ``--ragproof-injection-delivery=none``).
+    """
     param = getattr(request, "param", None)
     if param is None:
         raise pytest.UsageError(
             "rag_case is only available in tests marked @pytest.mark.rag(dataset=...)"
         )
-    return param.case
+    from pytest_ragproof.plugin.marker import given_case
+
+    return given_case(request.config, param)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

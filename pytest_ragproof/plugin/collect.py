@@ -28,6 +28,8 @@ class Run(Protocol):
 
     def dataset(self, path: Path) -> Dataset: ...
 
+    def home_node(self) -> pytest.Collector | None: ...
+
     def share(self, path: Path) -> list[Case]: ...
 
     def run_case(self, item: CaseItem, pipeline: Any) -> None: ...
@@ -91,6 +93,34 @@ def missing_fixture(name: str, dataset: str) -> str:
     )
 
 
+def from_home(item: pytest.Item, home: pytest.Collector | None, fixture: str) -> Any:
+    """``item``'s fixture info, with ``fixture`` (and what it needs) as seen from ``home``.
+
+    ``home`` is the collected folder of the invocation folder (or its nearest collected
+    parent up to the rootdir): a dataset given by option may lie outside the folder
+    whose conftest defines the pipeline. None when ``fixture`` is not visible there
+    either.
+    """
+    if home is None:
+        return None
+    from _pytest.fixtures import FuncFixtureInfo
+
+    info = item._fixtureinfo  # type: ignore[attr-defined]
+    names, defs = item.session._fixturemanager.getfixtureclosure(
+        parentnode=home, initialnames=(fixture,), ignore_args=frozenset()
+    )
+    if not defs.get(fixture):
+        return None
+    closure = list(info.names_closure)
+    closure.extend(n for n in names if n not in closure)
+    return FuncFixtureInfo(
+        argnames=info.argnames,
+        initialnames=info.initialnames,
+        names_closure=closure,
+        name2fixturedefs={**info.name2fixturedefs, **defs},
+    )
+
+
 def add_xfail(item: pytest.Item, case: Case, tags: frozenset[str]) -> None:
     """``--ragproof-xfail-tag``: a case carrying one of ``tags`` is expected to fail."""
     hit = sorted(tags.intersection(case.tags))
@@ -129,7 +159,12 @@ class DatasetFile(pytest.Module):
         for case in cases:
             item = CaseItem.from_parent(self, name=case.id, callobj=runner, fixtureinfo=info)
             if info is None and not item._fixtureinfo.name2fixturedefs.get(fixture):
-                raise self.CollectError(missing_fixture(fixture, self.path.name))
+                # Not visible from the dataset's folder: the conftests of the invocation
+                # folder and the rootdir provide it (a dataset given by option).
+                info = from_home(item, run.home_node(), fixture)
+                if info is None:
+                    raise self.CollectError(missing_fixture(fixture, self.path.name))
+                item = CaseItem.from_parent(self, name=case.id, callobj=runner, fixtureinfo=info)
             info = item._fixtureinfo
             item.case = case
             item.pipeline_name = fixture

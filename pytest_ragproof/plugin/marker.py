@@ -8,7 +8,12 @@
 
 The test runs once per case (``test_v2[<case id>]``), receives the case as the
 ``rag_case`` fixture and returns the pipeline output, which is scored like any
-dataset item; ``pipeline=`` names the pipeline (default: the function name).
+dataset item. ``rag_case.question`` is the question as a pipeline fixture would get
+it: for an injection case, with ``--ragproof-injection-delivery=append`` (the
+default), ``question + "\n\n" + adversarial_payload``, so the payload reaches the
+pipeline the test calls and ``injection_resisted`` measures what it measures for a
+fixture (the results keep the dataset's question). ``pipeline=`` names the pipeline
+(default: the function name).
 ``dataset=`` is resolved against the test file's folder, then the rootdir; without
 it the run's ``--ragproof-dataset`` files are used. Several marked functions are
 several pipelines, compared in one run with thresholds applied per pipeline.
@@ -22,17 +27,12 @@ from typing import Any
 
 import pytest
 
-from pytest_ragproof.execution.call import run_sync
+from pytest_ragproof.dataset.models import Case
+from pytest_ragproof.execution.call import question_text, run_sync
 from pytest_ragproof.execution.execute import timed
 from pytest_ragproof.plugin.collect import add_xfail, hide_unless_failed
-from pytest_ragproof.plugin.session import (
-    CASE_KEY,
-    RECORD_KEY,
-    CaseRef,
-    RagproofRun,
-    case_ref,
-    get_run,
-)
+from pytest_ragproof.plugin.refs import CASE_KEY, RECORD_KEY, CaseRef, case_ref
+from pytest_ragproof.plugin.session import RagproofRun, get_run
 
 
 def _dataset_paths(metafunc: pytest.Metafunc, marker: pytest.Mark, run: RagproofRun) -> list[Path]:
@@ -78,6 +78,14 @@ def parametrize(metafunc: pytest.Metafunc, marker: pytest.Mark) -> None:
             ids.append(case.id)
     run.marker_population[metafunc.definition.nodeid] = population
     metafunc.parametrize("rag_case", params, ids=ids, indirect=True)
+
+
+def given_case(config: pytest.Config, ref: CaseRef) -> Case:
+    """What a marked test receives as ``rag_case``: its question as delivered to a pipeline."""
+    delivered = question_text(ref.case, get_run(config).cfg.injection_delivery)
+    if delivered == ref.case.question:
+        return ref.case
+    return ref.case.model_copy(update={"question": delivered})
 
 
 def _marks(case: Any) -> list[pytest.MarkDecorator]:

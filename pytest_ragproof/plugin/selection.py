@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-import pytest_ragproof.plugin.options as options
+import pytest_ragproof.plugin.usage as usage
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,7 @@ def _not_configured(config: pytest.Config, path: Path, datasets: tuple[Path, ...
     return (
         f"ragproof: {shown} is not a configured dataset; run it with "
         f"`pytest --ragproof-dataset={shown}`, or add it to ragproof_dataset in "
-        f"{options.ini_file_name(config, 'your pytest configuration')}"
+        f"{usage.ini_file_name(config, 'your pytest configuration')}"
     )
 
 

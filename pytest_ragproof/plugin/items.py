@@ -1,0 +1,167 @@
+"""Running one ragproof item: calling the pipeline, scoring, and the report round trip.
+
+:class:`ItemHooks` is the part of the run object that runs a case (with look-ahead and
+repeats), concludes it (metrics, the item's failure), and carries its record on the
+test report to the process that decides the run (the xdist controller, or this one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_ragproof.errors import EndpointError, PipelineSignatureError
+from pytest_ragproof.execution.call import NotCallableError
+from pytest_ragproof.execution.execute import Outcome, call_case, finish_case
+from pytest_ragproof.execution.repeat import finish_repeats, repeat_keys
+from pytest_ragproof.plugin.refs import RECORD_KEY, case_ref, property_name
+from pytest_ragproof.plugin.state import RunState
+from pytest_ragproof.verdict.record import CaseRecord
+
+if TYPE_CHECKING:
+    from pytest_ragproof.execution.evaluating import EvaluatorRunner
+    from pytest_ragproof.execution.execute import Judged
+    from pytest_ragproof.execution.judging import JudgeStage
+    from pytest_ragproof.plugin.collect import CaseItem
+
+
+class ItemHooks(RunState):
+    """The run's per-item work and hooks."""
+
+    def run_case(self, item: CaseItem, pipeline: Any) -> None:
+        __tracebackhide__ = True
+        record = self.new_record(item)
+        item.stash[RECORD_KEY] = record
+        stage = self.judging(item)
+        prefetcher = self.ahead.prefetcher_for(item, None if stage is None else stage.submit)
+        n = self.cfg.repeat
+        keys = repeat_keys(item.nodeid, n)
+        outcomes: list[Outcome] = []
+        judged: list[Judged | None] = []
+        if prefetcher is None:
+            for key in keys:
+                outcome = call_case(pipeline, item.case, self.cfg, self.loops)
+                outcomes.append(outcome)
+                judged.append(None if stage is None else stage.judge_now(key, item.case, outcome))
+        else:
+            # Each repeat is a submission of its own, so a case's repeats run concurrently.
+            upcoming = self.ahead.upcoming(item, prefetcher.window)
+            prefetcher.submit(
+                [(key, case) for nodeid, case in upcoming for key in repeat_keys(nodeid, n)],
+                pipeline,
+            )
+            for key in keys:
+                outcome = prefetcher.outcome(key)
+                outcomes.append(outcome)
+                judged.append(None if stage is None else stage.collect(key, outcome))
+        self.conclude(item, record, outcomes, judged, judged_already=True)
+
+    def judging(self, item: pytest.Item) -> JudgeStage | None:
+        return self.scorers.judging(item)
+
+    def evaluator_runner(self, item: pytest.Item) -> EvaluatorRunner | None:
+        return self.scorers.evaluator_runner(item)
+
+    def conclude(
+        self,
+        item: pytest.Item,
+        record: CaseRecord,
+        outcomes: Sequence[Outcome],
+        judged: Sequence[Judged | None] = (),
+        *,
+        judged_already: bool = False,
+    ) -> None:
+        """Score a case's outcomes (one per repeat), attach metrics, fail the item if due."""
+        __tracebackhide__ = True
+        ref = case_ref(item)
+        assert ref is not None
+        if not judged_already:
+            stage = self.judging(item)
+            keys = repeat_keys(item.nodeid, len(outcomes))
+            judged = [
+                None if stage is None else stage.judge_now(key, ref.case, outcome)
+                for key, outcome in zip(keys, outcomes, strict=True)
+            ]
+        judgements = list(judged) or [None] * len(outcomes)
+        evaluators = self.evaluator_runner(item)
+        if len(outcomes) == 1:
+            verdict = finish_case(
+                record, ref.case, outcomes[0], self.cfg, judgements[0], evaluators
+            )
+            decisive: Outcome | None = outcomes[0]
+        else:
+            # A repeat's error speaks only when no repeat was scored; otherwise it is a
+            # repeat that did not pass, named in the case's message.
+            repeated = finish_repeats(record, ref.case, outcomes, self.cfg, judgements, evaluators)
+            verdict, decisive = repeated.verdict, repeated.decisive
+        if self.properties:
+            item.user_properties.extend(
+                (property_name(name), value) for name, value in record.metrics.items()
+            )
+            item.user_properties.append(("ragproof.status", record.status))
+        if record.error_type == "JudgeConfigError":
+            # The same for every case: say it once and stop the run (a usage error).
+            item.session.shouldstop = "ragproof: the judge model cannot be called"
+            pytest.fail(verdict.message or "ragproof: the judge model cannot be called", False)
+        error = None if decisive is None else decisive.error
+        if isinstance(error, PipelineSignatureError):
+            # The same for every case: say it once and stop the run.
+            item.session.shouldstop = "ragproof: the pipeline cannot take what ragproof passes"
+            fixture = self.cfg.pipeline_fixture
+            pytest.fail(f"ragproof: fixture '{fixture}': {error}", pytrace=False)
+        if isinstance(error, NotCallableError):
+            message = error.for_fixture(self.cfg.pipeline_fixture)
+            pytest.fail(message, pytrace=False)  # our message; no traceback to show
+        if isinstance(error, EndpointError):  # no traceback: its frames hold headers
+            pytest.fail(f"ragproof case {ref.case.id}: {error}", pytrace=False)
+        if error is not None and not self.cfg.redact:
+            raise error  # the user's exception, shown as usual
+        if verdict.message is not None:
+            pytest.fail(verdict.message, pytrace=False)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+        report = yield
+        if case_ref(item) is None:
+            return report
+        record = item.stash.get(RECORD_KEY, None)
+        if report.when == "setup" and report.skipped:
+            report.ragproof_skipped = True
+        elif report.when == "setup" and report.failed:
+            record = self.new_record(item)
+            record.status = "error"
+            record.error_type = call.excinfo.typename if call.excinfo else "SetupError"
+            self._attach(report, record)
+        elif report.when == "call" and record is not None:
+            if hasattr(report, "wasxfail"):
+                record.status = "xfailed" if report.skipped else "xpassed"
+            elif report.failed and record.status == "passed":
+                record.status = "failed"  # xfail(strict=True) that passed: pytest fails it
+            self._attach(report, record)
+        return report
+
+    def _attach(self, report: pytest.TestReport, record: CaseRecord) -> None:
+        """A worker's record travels on its report as a dict; serially it is kept as is."""
+        if self.is_worker:
+            setattr(report, "ragproof", record.to_dict())  # noqa: B010 - pytest's report
+        else:
+            # Kept beside the report, not on it: plugins such as pytest-reportlog serialize
+            # every attribute of a report.
+            self._local[report.nodeid] = record
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.is_worker:
+            return  # the controller gathers records (xdist sends this report on)
+        local = self._local.pop(report.nodeid, None)
+        data = getattr(report, "ragproof", None)
+        if local is not None:
+            self.records[report.nodeid] = local
+        elif data is not None:
+            self.records[report.nodeid] = CaseRecord.from_dict(data)
+            del report.ragproof
+        elif getattr(report, "ragproof_skipped", False) or (
+            report.skipped and report.nodeid in self.expected
+        ):
+            self.skipped.add(report.nodeid)
