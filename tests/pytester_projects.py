@@ -8,10 +8,34 @@ fixture that runs every plugin test serially and under ``-n 2``.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+#: Plugins of the development install that no project run uses. Switched off in every
+#: pytester run: each run (and each of its xdist workers) would set them up again, which
+#: made a project run three to four times slower (langsmith's comes with the ragas extra).
+QUIET_PLUGINS = ("-p", "no:langsmith_plugin", "-p", "no:hypothesispytest", "-p", "no:anyio")
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytest's ``pytester``, whose runs (in process or not) leave out :data:`QUIET_PLUGINS`."""
+    inprocess, subprocess = pytester.runpytest_inprocess, pytester.runpytest_subprocess
+
+    def quiet_inprocess(*args: str | os.PathLike[str], **kwargs: Any) -> pytest.RunResult:
+        return inprocess(*QUIET_PLUGINS, *args, **kwargs)
+
+    def quiet_subprocess(
+        *args: str | os.PathLike[str], timeout: float | None = None
+    ) -> pytest.RunResult:
+        return subprocess(*QUIET_PLUGINS, *args, timeout=timeout)
+
+    monkeypatch.setattr(pytester, "runpytest_inprocess", quiet_inprocess)
+    monkeypatch.setattr(pytester, "runpytest_subprocess", quiet_subprocess)
+    return pytester
 
 
 @pytest.fixture(params=["serial", "xdist"])
