@@ -249,7 +249,15 @@ def baseline(data: Mapping[str, Any]) -> str:
             for f in flips
         ]
         out.append("<h3>Case flips</h3>" + table(["pipeline", "case", "change", "status"], rows))
-    changes = data.get("aggregates") or []
+    every = data.get("aggregates") or []
+    changes = [a for a in every if a.get("verdict") != "no data"]
+    unscored = sorted({str(a.get("metric")) for a in every if a.get("verdict") == "no data"})
+    if unscored:
+        out.append(
+            '<p class="muted">not compared (no case scored in both runs): '
+            + esc(", ".join(unscored))
+            + "</p>"
+        )
     if changes:
         rows = []
         for a in changes:

@@ -286,7 +286,11 @@ def _baseline(results: Mapping[str, Any]) -> list[str]:
             mine = [f for f in of_change if f.get("pipeline") == pipeline]
             lines.append(f"- {change} [{_code(pipeline)}]: {_ids(mine)}")
     rows = []
-    for a in base.get("aggregates") or []:
+    every = base.get("aggregates") or []
+    unscored = sorted({str(a.get("metric")) for a in every if a.get("verdict") == "no data"})
+    if unscored:
+        lines.append(f"- not compared (no case scored in both runs): {_md(', '.join(unscored))}")
+    for a in (a for a in every if a.get("verdict") != "no data"):
         test = a.get("test") or {}
         verdict = str(a.get("verdict"))
         rows.append(

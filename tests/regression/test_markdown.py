@@ -131,3 +131,25 @@ def test_baseline_refused_and_updated() -> None:
 def test_redacted_run_says_so() -> None:
     text = render_markdown(results([case("a")], redacted=True))
     assert "- redacted run (--ragproof-redact)" in text
+
+
+def test_a_metric_no_case_has_in_both_runs_is_named_once_not_a_row() -> None:
+    """A metric with no data on either side is one 'not compared' line, not a table row
+    (the baseline table showed a `latency_s ... no data` row), in Markdown and HTML."""
+    from pytest_ragproof.reporting.html_sections import baseline as html_baseline
+
+    base = results([case(f"c{i}", {"hit@5": 1.0}) for i in range(4)])
+    now = results([case(f"c{i}", {"hit@5": 1.0}) for i in range(4)])
+    section = compare(now, base).to_dict()
+    section["aggregates"].append(
+        {**section["aggregates"][0], "metric": "latency_s", "verdict": "no data", "n_paired": 0}
+    )
+    now["baseline"] = {"path": "base.json", **section}
+    text = render_markdown(now)
+    assert "- not compared (no case scored in both runs): latency\\_s" in text or (
+        "- not compared (no case scored in both runs): latency_s" in text
+    )
+    assert "| latency_s |" not in text and "no data" not in text
+    html = html_baseline(now["baseline"])
+    assert "not compared (no case scored in both runs): latency_s" in html
+    assert "no data" not in html
