@@ -76,6 +76,12 @@ def test_a_missing_key_is_one_usage_error_before_any_case(
     assert llm_stub.request_count == 0
 
 
+def _before_short_summary(out: str) -> str:
+    """The output above pytest's short test summary, which repeats each failure's first line
+    in full where pytest sees a CI (``CI`` set: no truncation to the terminal's width)."""
+    return out.split("short test summary info")[0]
+
+
 def test_a_missing_key_with_the_cache_on_is_said_once_at_the_first_miss(
     project: pytest.Pytester, llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -83,7 +89,7 @@ def test_a_missing_key_with_the_cache_on_is_said_once_at_the_first_miss(
     llm_stub.set_handler(ScriptedJudge())
     result = run(project, [], *_args(llm_stub))
     assert result.ret == 4
-    out = result.stdout.str()
+    out = _before_short_summary(result.stdout.str())
     assert out.count("no API key is set: the model openai/stub-judge needs OPENAI_API_KEY") == 1
     result.stdout.fnmatch_lines(["*1 failed*"])
     assert llm_stub.request_count == 0
@@ -95,7 +101,7 @@ def test_a_rejected_key_stops_the_run_once_and_keeps_the_case_metrics(
     llm_stub.set_handler(lambda body: server_error(401, echo=f"bad key {SECRET}"))
     result = run(project, [], *_args(llm_stub, "--ragproof-no-cache"))
     assert result.ret == 4
-    out = result.stdout.str()
+    out = _before_short_summary(result.stdout.str())
     assert out.count("the judge model cannot be called: provider call failed") == 1
     assert "AuthenticationError (HTTP 401)" in out and "check the provider's API key" in out
     assert SECRET not in out and "bad key" not in out
