@@ -15,7 +15,7 @@ from pytest_ragproof.metrics import (
 from pytest_ragproof.metrics.outputs import content_id
 from pytest_ragproof.verdict.config import RunConfig
 from pytest_ragproof.verdict.record import CaseRecord, Failure
-from pytest_ragproof.verdict.thresholds import Threshold
+from pytest_ragproof.verdict.thresholds import Threshold, misses
 
 ANSWER_PREVIEW = 200
 
@@ -97,21 +97,11 @@ def score(
         record.contexts = [
             {"id": c.id, "document_id": c.document_id, "text": c.text} for c in output.contexts
         ]
-    for t in thresholds:
-        if not t.applies_to(case):
-            continue
-        observed = metrics.get(t.metric)
+    for t, observed in misses(case, metrics, thresholds):
         if observed is None:
-            record.failures.append(
-                Failure(
-                    t.expression,
-                    t.metric,
-                    None,
-                    t.bound,
-                    missing_reason(t.metric, case, output, not_judged),
-                )
-            )
-        elif not t.check(observed):
+            why = missing_reason(t.metric, case, output, not_judged)
+            record.failures.append(Failure(t.expression, t.metric, None, t.bound, why))
+        else:
             record.failures.append(Failure(t.expression, t.metric, observed, t.bound, "missed"))
     record.status = "failed" if record.failures else "passed"
 

@@ -23,7 +23,7 @@ from typing import Any
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.verdict.config import RunConfig
 from pytest_ragproof.verdict.shard import shard_of
-from pytest_ragproof.verdict.thresholds import Threshold
+from pytest_ragproof.verdict.thresholds import Threshold, misses
 
 __all__ = ["ShardFile", "check_dataset_ids", "check_shards", "check_statuses", "missed"]
 
@@ -65,17 +65,10 @@ class _Entry:
 def missed(case: Mapping[str, Any], thresholds: Sequence[Threshold]) -> list[str]:
     """The case thresholds ``case`` misses by its recorded metrics (absent counts as missed),
     as ``expression: why``."""
-    entry = _Entry(case)
-    metrics: Mapping[str, float] = case["metrics"]
     out: list[str] = []
-    for t in thresholds:
-        if not t.applies_to(entry):
-            continue
-        value = metrics.get(t.metric)
-        if value is None:
-            out.append(f"{t.expression}: {t.metric} absent")
-        elif not t.check(value):
-            out.append(f"{t.expression}: {t.metric} = {value:.4g}")
+    for t, value in misses(_Entry(case), case["metrics"], thresholds):
+        why = f"{t.metric} absent" if value is None else f"{t.metric} = {value:.4g}"
+        out.append(f"{t.expression}: {why}")
     return out
 
 
@@ -86,16 +79,16 @@ def check_statuses(files: Sequence[ShardFile], cfg: RunConfig) -> None:
             status = case["status"]
             if status in ("error", "xfailed") or case.get("repeats"):
                 continue  # not decided by the thresholds alone
-            misses = missed(case, cfg.case_thresholds)
+            missing = missed(case, cfg.case_thresholds)
             where = f"{f.name}: case {case['id']} (cases[{i}])"
-            if status in _PASSING and misses:
+            if status in _PASSING and missing:
                 raise ConfigError(
-                    f"{where}, field status: '{status}' but its metrics miss {misses[0]}; the "
+                    f"{where}, field status: '{status}' but its metrics miss {missing[0]}; the "
                     "file was edited or written by another run: use each shard's file as "
                     "pytest-ragproof wrote it"
                 )
             recorded = sorted(str(x["expression"]) for x in case.get("failures") or [])
-            expected = sorted(m.split(": ", 1)[0] for m in misses)
+            expected = sorted(m.split(": ", 1)[0] for m in missing)
             if status == "failed" and recorded != expected:
                 raise ConfigError(
                     f"{where}, field failures: records {recorded or 'none'} but its metrics "

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import operator
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pytest_ragproof import defaults
@@ -78,6 +78,22 @@ class Threshold:
     def bound(self) -> str:
         """The right-hand side, e.g. ``>= 0.8``."""
         return f"{self.op} {self.value:g}"
+
+
+def misses(
+    case: CaseLike, metrics: Mapping[str, float], thresholds: Iterable[Threshold]
+) -> list[tuple[Threshold, float | None]]:
+    """The thresholds that apply to ``case`` and that its ``metrics`` miss, with the observed
+    value (None: the metric is absent, which is a miss too). The one rule a case's status
+    follows, when it is scored and when ``ragproof merge`` checks a shard's file."""
+    out: list[tuple[Threshold, float | None]] = []
+    for t in thresholds:
+        if not t.applies_to(case):
+            continue
+        observed = metrics.get(t.metric)
+        if observed is None or not t.check(observed):
+            out.append((t, observed))
+    return out
 
 
 def _example(scope: str) -> str:
