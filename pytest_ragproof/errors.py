@@ -11,6 +11,7 @@
     ├── IngestError                    a corpus path cannot be read at all
     ├── OutputShapeError               a pipeline returned something we cannot score
     ├── EndpointError                  a --ragproof-endpoint call failed (status / JSON path only)
+    ├── HistoryError                   the run history store cannot be opened, read or written
     └── LLMError                       anything from the LLM layer
         ├── LLMConfigError             no model configured / bad model settings
         ├── ProviderError              the provider failed (type + HTTP status only)
@@ -102,6 +103,13 @@ class MissingExtraError(RagproofError):
             f"{purpose} needs the '{module}' package, which is not installed. "
             f"Install it with: pip install 'pytest-ragproof[{extra}]'"
         )
+
+
+class HistoryError(RagproofError):
+    """The run history store (``--ragproof-history``, ``ragproof history``) cannot be used.
+
+    The message names the store (a URL without its password) and the fix.
+    """
 
 
 class IngestError(RagproofError):
