@@ -341,6 +341,14 @@ OPTIONS: tuple[Option, ...] = (
         "kind, e.g. run.json -> run.qa.json, run.unanswerable.json, run.injection.json)",
         metavar="PATH",
     ),
+    # Run history (docs/history.md).
+    Option(
+        "history",
+        "record the run in this history store: a SQLite file path, a database URL "
+        "(postgresql://user@host/db) or 'default' for .ragproof/history.sqlite in the "
+        "project's root folder",
+        metavar="STORE",
+    ),
     # Regression baselines.
     Option("baseline", "compare the run with this committed results file", metavar="PATH"),
     Option(
