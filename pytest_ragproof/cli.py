@@ -51,6 +51,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "pytest_ragproof.commands.merge",
         "merge the results files of a run's shards and gate them as one run",
     ),
+    "history": (
+        "pytest_ragproof.commands.history",
+        "the run history: add results files, list runs, show one, trends, compare two",
+    ),
 }
 
 

@@ -238,12 +238,21 @@ def _migrate(store: Store) -> None:
             conn.execute(sa.update(t.schema_version).values(version=version + 1))
 
 
-def open_store(target: Target) -> Store:
-    """Open (creating or migrating) the store at ``target``; HistoryError when it cannot."""
+def open_store(target: Target, *, create: bool = True) -> Store:
+    """Open (creating or migrating) the store at ``target``; HistoryError when it cannot.
+
+    ``create=False``: a SQLite file that does not exist is an error, not a new store
+    (commands that only read never create a file or a folder).
+    """
     from sqlalchemy.exc import DatabaseError, SQLAlchemyError
 
     from pytest_ragproof.history.schema import tables
 
+    if not create and target.path is not None and not target.path.exists():
+        raise HistoryError(
+            f"no history store at {target.shown}; record runs into it with "
+            "pytest --ragproof-history or ragproof history add results.json"
+        )
     engine = _engine(target)
     store = Store(target, engine, tables())
     try:
