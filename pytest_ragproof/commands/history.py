@@ -254,7 +254,7 @@ def _series_lines(s: TrendSeries) -> list[str]:
 
 def _trend(args: argparse.Namespace) -> int:
     from pytest_ragproof.errors import HistoryError
-    from pytest_ragproof.history.queries import known_metrics, trend
+    from pytest_ragproof.history.queries import known_metrics, parse_metric, trend
 
     if args.last <= 0:
         raise HistoryError("--last must be a positive number of runs, e.g. --last 30")
@@ -262,7 +262,10 @@ def _trend(args: argparse.Namespace) -> int:
         series = trend(store, args.metric, pipeline=args.pipeline, last=args.last)
         known = [] if series else known_metrics(store)
     if not series:
-        shown = ", ".join(known[:20]) + (", …" if len(known) > 20 else "")
+        selector = parse_metric(args.metric)[0]
+        if selector != "*":  # the metrics of the selector asked about
+            known = [k for k in known if k.startswith(selector + ":")] or known
+        shown = ", ".join(known[:30]) + (", …" if len(known) > 30 else "")
         where = f" for pipeline {args.pipeline}" if args.pipeline else ""
         raise HistoryError(
             f"no run in the store has {args.metric}{where}; metrics with a trend: "
