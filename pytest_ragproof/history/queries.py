@@ -294,18 +294,16 @@ def trend(
 
     selector, name = parse_metric(metric)
     a, r = store.t.aggregates, store.t.runs
-    # The newest runs first, limited, then turned around.
+    # The newest runs that have the metric first, limited (the series are turned around).
     recent = (
         sa.select(r.c.id)
-        .where(
-            sa.exists().where(
-                (a.c.run == r.c.id) & (a.c.metric == name) & (a.c.selector == selector)
-            )
-        )
+        .join(a, a.c.run == r.c.id)
+        .where(a.c.metric == name, a.c.selector == selector)
+        .group_by(r.c.id, r.c.time)
         .order_by(r.c.time.desc(), r.c.id.desc())
     )
     if pipeline is not None:
-        recent = recent.where(sa.exists().where((a.c.run == r.c.id) & (a.c.pipeline == pipeline)))
+        recent = recent.where(a.c.pipeline == pipeline)
     if last is not None:
         recent = recent.limit(last)
     query = (

@@ -116,6 +116,7 @@ class Tables:
             self.aggregates.c.metric,
             self.aggregates.c.selector,
             self.aggregates.c.pipeline,
+            self.aggregates.c.run,
         )
 
 
