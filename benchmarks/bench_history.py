@@ -112,12 +112,11 @@ def build_store(store: Store, doc: dict[str, Any], runs: int) -> float:
     t = store.t
     case_cols = [c.name for c in t.case_results.columns]
     agg_cols = [c.name for c in t.aggregates.columns]
-    variants = [
-        [_vary(json.loads(c["scores"]), rng) for _ in range(VARIANTS)] for c in rows.cases
-    ]
+    variants = [[_vary(json.loads(c["scores"]), rng) for _ in range(VARIANTS)] for c in rows.cases]
     marks = ", ".join("?" for _ in case_cols)
     case_sql = f"INSERT INTO case_results ({', '.join(case_cols)}) VALUES ({marks})"
-    agg_sql = f"INSERT INTO aggregates ({', '.join(agg_cols)}) VALUES ({', '.join('?' for _ in agg_cols)})"
+    agg_marks = ", ".join("?" for _ in agg_cols)
+    agg_sql = f"INSERT INTO aggregates ({', '.join(agg_cols)}) VALUES ({agg_marks})"
     base = time.mktime((2025, 1, 1, 0, 0, 0, 0, 0, 0))
     batch = 50
     for first in range(0, runs, batch):
@@ -132,7 +131,9 @@ def build_store(store: Store, doc: dict[str, Any], runs: int) -> float:
                     "git_commit": hashlib.sha1(f"commit-{i}".encode()).hexdigest(),
                     "git_branch": "main",
                 }
-                pk = conn.execute(t.runs.insert().values(**run)).inserted_primary_key[0]
+                key = conn.execute(t.runs.insert().values(**run)).inserted_primary_key
+                assert key is not None
+                pk = key[0]
                 v = i % VARIANTS
                 case_rows = [
                     tuple(

@@ -209,8 +209,7 @@ def _show(args: argparse.Namespace) -> int:
     print(f"  pipelines: {', '.join(r.pipelines) or '-'}")
     print(
         f"  cases: {r.n_passed} passed, {r.n_failed} failed, {r.n_error} error "
-        f"(of {r.n_cases}); added from {r.source}"
-        + (f"; shard {r.shard}" if r.shard else "")
+        f"(of {r.n_cases}); added from {r.source}" + (f"; shard {r.shard}" if r.shard else "")
     )
     if detail.thresholds:
         rows = [
@@ -232,7 +231,9 @@ def _show(args: argparse.Namespace) -> int:
         print(f"failed and error cases ({len(bad)}):")
         for c in bad[:50]:
             why = ", ".join(c.failures) or (c.error_type or "")
-            print(f"  {c.case_id} [{c.pipeline}] {c.kind}: {c.status}" + (f" ({why})" if why else ""))
+            print(
+                f"  {c.case_id} [{c.pipeline}] {c.kind}: {c.status}" + (f" ({why})" if why else "")
+            )
         if len(bad) > 50:
             print(f"  … (+{len(bad) - 50})")
     for note in detail.notes:
@@ -286,7 +287,9 @@ def _trend(args: argparse.Namespace) -> int:
             for p in s.points
         ]
         print(f"{s.selector}:{s.metric} [{s.pipeline}]")
-        print(_table(rows, ["run", "time (UTC)", "commit", "branch", "n", "mean", "gate", "verdict"]))
+        print(
+            _table(rows, ["run", "time (UTC)", "commit", "branch", "n", "mean", "gate", "verdict"])
+        )
     for s in series:
         for line in _series_lines(s):
             print(line)

@@ -442,7 +442,7 @@ def _stored_document(conn: sa.Connection, store: Store, row: Any) -> tuple[dict[
     cases = conn.execute(
         sa.select(c).where(c.c.run == row.id).order_by(c.c.pipeline, c.c.case_id)
     ).all()
-    return document(full._mapping, [x._mapping for x in cases]), cases
+    return document(dict(full._mapping), [dict(x._mapping) for x in cases]), cases
 
 
 def _case_diffs(cases_a: Sequence[Any], cases_b: Sequence[Any]) -> list[CaseDiff]:
@@ -464,10 +464,8 @@ def _case_diffs(cases_a: Sequence[Any], cases_b: Sequence[Any]) -> list[CaseDiff
         answer_b = None if y is None else y.answer
         if status_a == status_b and answer_a == answer_b and not scores:
             continue
-        kind = str((y if y is not None else x).kind)
-        out.append(
-            CaseDiff(key[0], key[1], kind, status_a, status_b, answer_a, answer_b, scores)
-        )
+        kind = str(y.kind) if y is not None else str(x.kind) if x is not None else ""
+        out.append(CaseDiff(key[0], key[1], kind, status_a, status_b, answer_a, answer_b, scores))
     return out
 
 

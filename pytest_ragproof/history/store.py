@@ -43,12 +43,12 @@ class Added:
     cases: int
 
 
-def _import_sqlalchemy() -> Any:
+def _import_sqlalchemy() -> None:
+    """MissingExtraError, with the install command, when SQLAlchemy is not installed."""
     try:
-        import sqlalchemy
+        import sqlalchemy  # noqa: F401
     except ImportError:
         raise MissingExtraError("history", "sqlalchemy", "The run history") from None
-    return sqlalchemy
 
 
 def _check_sqlite_file(target: Target) -> None:
@@ -68,7 +68,9 @@ def _check_sqlite_file(target: Target) -> None:
 
 
 def _engine(target: Target) -> sa.Engine:
-    sa = _import_sqlalchemy()
+    _import_sqlalchemy()
+    import sqlalchemy as sa
+
     if target.is_sqlite:
         _check_sqlite_file(target)
         if target.path is not None:
@@ -92,9 +94,9 @@ def _engine(target: Target) -> sa.Engine:
             write = conn.get_execution_options().get(_WRITE, False)
             conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
-        return engine  # type: ignore[no-any-return]
+        return engine
     try:
-        return sa.create_engine(target.url, pool_pre_ping=True)  # type: ignore[no-any-return]
+        return sa.create_engine(target.url, pool_pre_ping=True)
     except ImportError as exc:  # the driver: psycopg
         raise MissingExtraError("history", exc.name or "psycopg", "A PostgreSQL history") from None
 
@@ -177,7 +179,9 @@ class Store:
                             "other content (an edited copy of its results file?); add the "
                             "file pytest-ragproof wrote"
                         )
-                    pk = conn.execute(sa.insert(runs).values(**rows.run)).inserted_primary_key[0]
+                    key = conn.execute(sa.insert(runs).values(**rows.run)).inserted_primary_key
+                    assert key is not None
+                    pk = key[0]
                     if rows.cases:
                         conn.execute(
                             sa.insert(self.t.case_results), [{"run": pk, **c} for c in rows.cases]

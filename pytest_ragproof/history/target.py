@@ -69,14 +69,14 @@ def resolve_target(value: str, base: Path, *, default_base: Path | None = None) 
                 "SQLite file path or a postgresql:// URL"
             )
         url = "postgresql+psycopg://" + text.split("://", 1)[1] if scheme == "postgresql" else text
-        path = None
+        file: Path | None = None
         if dialect == "sqlite":
             raw = text.split("://", 1)[1].lstrip("/")
             # sqlite:///relative.db and sqlite:////absolute.db, as SQLAlchemy reads them.
             rel = text.split(":///", 1)[1] if ":///" in text else raw
-            path = Path(rel) if Path(rel).is_absolute() else (base / rel).resolve()
-            url = f"sqlite:///{path}"
-        return Target(url, _hide_password(text), path)
+            file = Path(rel) if Path(rel).is_absolute() else (base / rel).resolve()
+            url = f"sqlite:///{file}"
+        return Target(url, _hide_password(text), file)
     path = (base / text).resolve()
     if path.is_dir():
         raise HistoryError(

@@ -97,7 +97,17 @@ def postgres_server() -> Iterator[PostgresServer]:
     data, log = folder / "data", folder / "server.log"
     user = "ragproof"
     subprocess.run(
-        [*prefix, str(bindir / "initdb"), "-D", str(data), "-U", user, "--auth=trust", "-E", "UTF8"],
+        [
+            *prefix,
+            str(bindir / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            user,
+            "--auth=trust",
+            "-E",
+            "UTF8",
+        ],
         check=True,
         capture_output=True,
     )

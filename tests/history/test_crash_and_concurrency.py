@@ -112,9 +112,7 @@ def test_a_writer_killed_mid_add_leaves_a_readable_store(tmp_path: Path, big_doc
         assert s.add({**doc, "run_id": doc["run_id"] + "-after"}, "after").new
 
 
-def test_two_processes_adding_at_once_both_get_their_runs_in(
-    tmp_path: Path, big_doc: Path
-) -> None:
+def test_two_processes_adding_at_once_both_get_their_runs_in(tmp_path: Path, big_doc: Path) -> None:
     store = tmp_path / "history.sqlite"
     procs = [_writer(store, big_doc, tag, 5) for tag in ("a", "b")]
     for p in procs:

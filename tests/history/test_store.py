@@ -54,9 +54,7 @@ def test_a_run_is_added_once_with_its_cases_and_aggregates(
     assert by_id["qa-001"].scores == recorded["qa-001"]["metrics"]
     assert by_id["qa-001"].answer == recorded["qa-001"]["answer"]
     assert by_id["un-1"].kind == "unanswerable" and by_id["un-1"].question_type == "out_of_scope"
-    gate = next(
-        a for a in detail.aggregates if a["selector"] == "qa" and a["metric"] == "recall@5"
-    )
+    gate = next(a for a in detail.aggregates if a["selector"] == "qa" and a["metric"] == "recall@5")
     assert gate["bound"] == ">= 0.8" and gate["verdict"] == "pass" and gate["n"] == QA
     assert gate["mean"] == pytest.approx(1.0)
 
