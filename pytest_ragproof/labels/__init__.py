@@ -12,6 +12,16 @@ imported when agreement between more than two people is measured.
 
 from __future__ import annotations
 
+from pytest_ragproof.labels.agreement import (
+    AgreementReport,
+    ClaimFigures,
+    Disagreement,
+    JudgeFigures,
+    MetricAgreement,
+    PeopleAgreement,
+    agreement,
+    people_agreement,
+)
 from pytest_ragproof.labels.cases import (
     BINARY_METRICS,
     JudgedClaim,
@@ -46,12 +56,19 @@ __all__ = [
     "LABELLED_METRICS",
     "LABEL_FORMAT",
     "STALE_REASONS",
+    "AgreementReport",
+    "ClaimFigures",
     "ClaimVerdict",
+    "Disagreement",
+    "JudgeFigures",
     "JudgedClaim",
     "Label",
     "LabelKey",
     "LabelState",
+    "MetricAgreement",
+    "PeopleAgreement",
     "StaleLabel",
+    "agreement",
     "append_label",
     "case_dataset_sha256",
     "case_digest",
@@ -63,6 +80,7 @@ __all__ = [
     "latest",
     "now",
     "parse_labels",
+    "people_agreement",
     "read_labels",
     "write_labels",
 ]
