@@ -32,7 +32,13 @@ from pytest_ragproof.labels.cases import (
     judged_metrics,
     label_for,
 )
-from pytest_ragproof.labels.io import append_label, parse_labels, read_labels, write_labels
+from pytest_ragproof.labels.io import (
+    append_label,
+    is_labels_file,
+    parse_labels,
+    read_labels,
+    write_labels,
+)
 from pytest_ragproof.labels.model import (
     CLAIM_METRICS,
     LABEL_FORMAT,
@@ -74,6 +80,7 @@ __all__ = [
     "case_digest",
     "current_labels",
     "find_case",
+    "is_labels_file",
     "judged_claims",
     "judged_metrics",
     "label_for",
