@@ -73,12 +73,11 @@ def run(args: argparse.Namespace) -> int:
     document = _document(args, results, report)
     import json
 
-    from pytest_ragproof.commands.judge_check import DEFAULT_JSON
     from pytest_ragproof.fileio import write_atomic
 
     write_atomic(Path(args.json), json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     sys.stdout.write(render(document))
-    print(f"figures written to {args.json or DEFAULT_JSON}", file=sys.stderr)
+    print(f"figures written to {args.json}", file=sys.stderr)
     code = 0
     if not any(m.judge.measured for m in report.metrics):
         print(
