@@ -360,7 +360,9 @@ def _metric_row(
         if label.metric == metric and label.reviewer != snapshot.reviewer
     ]
     status: list[Html] = []
-    if mine is not None:
+    if mine is None:
+        status.append(tag("span", "not labelled by you", class_="muted"))
+    else:
         status.append(
             tag(
                 "span",
@@ -462,7 +464,7 @@ def _metric_row(
         "div",
         tag("div", tag("b", metric), tag("br"), tag("span", kind, class_="muted")),
         tag("div", tag("span", _fmt(score), class_="score"), tag("br"), tag("span", "judge", class_="muted")),
-        tag("div", join(status, " ") if status else tag("span", "not labelled", class_="muted"), form),
+        tag("div", join(status, " "), form),
         (
             tag("details", tag("summary", "the judge's reasons"), _reasons(judgement))
             if isinstance(judgement, Mapping)
