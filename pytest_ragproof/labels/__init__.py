@@ -12,6 +12,16 @@ imported when agreement between more than two people is measured.
 
 from __future__ import annotations
 
+from pytest_ragproof.labels.agreement import (
+    AgreementReport,
+    ClaimFigures,
+    Disagreement,
+    JudgeFigures,
+    MetricAgreement,
+    PeopleAgreement,
+    agreement,
+    people_agreement,
+)
 from pytest_ragproof.labels.cases import (
     BINARY_METRICS,
     JudgedClaim,
@@ -22,7 +32,13 @@ from pytest_ragproof.labels.cases import (
     judged_metrics,
     label_for,
 )
-from pytest_ragproof.labels.io import append_label, parse_labels, read_labels, write_labels
+from pytest_ragproof.labels.io import (
+    append_label,
+    is_labels_file,
+    parse_labels,
+    read_labels,
+    write_labels,
+)
 from pytest_ragproof.labels.model import (
     CLAIM_METRICS,
     LABEL_FORMAT,
@@ -46,23 +62,32 @@ __all__ = [
     "LABELLED_METRICS",
     "LABEL_FORMAT",
     "STALE_REASONS",
+    "AgreementReport",
+    "ClaimFigures",
     "ClaimVerdict",
+    "Disagreement",
+    "JudgeFigures",
     "JudgedClaim",
     "Label",
     "LabelKey",
     "LabelState",
+    "MetricAgreement",
+    "PeopleAgreement",
     "StaleLabel",
+    "agreement",
     "append_label",
     "case_dataset_sha256",
     "case_digest",
     "current_labels",
     "find_case",
+    "is_labels_file",
     "judged_claims",
     "judged_metrics",
     "label_for",
     "latest",
     "now",
     "parse_labels",
+    "people_agreement",
     "read_labels",
     "write_labels",
 ]

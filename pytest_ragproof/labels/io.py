@@ -30,7 +30,7 @@ try:
 except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["append_label", "parse_labels", "read_labels", "write_labels"]
+__all__ = ["append_label", "is_labels_file", "parse_labels", "read_labels", "write_labels"]
 
 _NEW_FILE_MODE = 0o666  # the kernel takes the umask off
 _CONFLICT = ("<<<<<<<", "=======", ">>>>>>>")
@@ -162,3 +162,20 @@ def write_labels(path: str | os.PathLike[str], labels: Iterable[Label]) -> None:
     from pytest_ragproof.fileio import write_atomic
 
     write_atomic(Path(path), (label.to_line() for label in labels))
+
+
+def is_labels_file(path: str | os.PathLike[str]) -> bool:
+    """Does the file's first non-blank line read as a ``ragproof.label/1`` label?
+
+    Tells the labels file of ``ragproof review`` from the older labelled formats
+    ``ragproof judge-check`` reads; False for a missing or unreadable file.
+    """
+    try:
+        with open(path, "rb") as fh:
+            for raw in fh:
+                if raw.strip():
+                    record = json.loads(raw.decode("utf-8-sig"))
+                    return isinstance(record, dict) and record.get("format") == LABEL_FORMAT
+    except (OSError, ValueError):
+        return False
+    return False

@@ -107,7 +107,18 @@ def _case_index(results: Mapping[str, Any]) -> dict[tuple[str, str], Mapping[str
 def current_labels(
     labels: Sequence[Label] | Iterable[Label], results: Mapping[str, Any]
 ) -> LabelState:
-    """Split the latest labels into fresh, stale and unmatched against ``results``."""
+    """Split the latest labels into fresh, stale and unmatched against ``results``.
+
+    A results document written with ``--ragproof-redact`` keeps no answer or context to
+    match labels with: :class:`ConfigError`.
+    """
+    if results.get("redacted"):
+        from pytest_ragproof.errors import ConfigError
+
+        raise ConfigError(
+            "the results were written with --ragproof-redact: they keep no answer or context, "
+            "so labels cannot be matched with them; use the results of a run without it"
+        )
     kept, withdrawn = latest(labels)
     cases = _case_index(results)
     digests: dict[tuple[str, str], str] = {}
