@@ -40,6 +40,28 @@ def cell(figures: Mapping[str, Mapping[str, Any]], name: str) -> str:
     return f"{value:.3f}" + ("" if ci is None else f" [{ci[0]:.3f}, {ci[1]:.3f}]")
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def people_line(people: Mapping[str, Any]) -> str:
+    """Agreement between people, worded as judge-check words it."""
+    if people["statistic"] is None:
+        return f"between people: {people['undefined']}"
+    stat = STATISTICS[people["statistic"]]
+    if people["statistic"] == "krippendorff_alpha":
+        stat += f" ({people['level']})"
+    value = (
+        f"= {people['value']:.3f}"
+        if people["value"] is not None
+        else f"undefined ({people['undefined']})"
+    )
+    return (
+        f"between people: {stat} {value} among {', '.join(people['reviewers'])} on "
+        f"{_count(people['shared_items'], 'item')} labelled by two or more"
+    )
+
+
 async def agreement_page(request: Request) -> Response:
     from pytest_ragproof.labels import agreement
 
@@ -65,7 +87,7 @@ async def agreement_page(request: Request) -> Response:
     sections: list[Html] = []
     for m in report.metrics:
         columns = BINARY if m.judge.labels == "binary" else GRADED
-        head = tag("tr", tag("th", "reviewer"), tag("th", "labels"), [tag("th", t) for _, t in columns])
+        head = tag("tr", tag("th", "reviewer"), tag("th", "items"), [tag("th", t) for _, t in columns])
         rows = [
             tag(
                 "tr",
@@ -76,18 +98,7 @@ async def agreement_page(request: Request) -> Response:
             )
             for name, fig in [("all reviewers", m.judge), *m.by_reviewer.items()]
         ]
-        people = m.people
-        if people.value is not None and people.statistic is not None:
-            between = (
-                f"between people: {STATISTICS[people.statistic]} = {people.value:.3f} over "
-                f"{people.shared_items} item(s) labelled by two or more"
-            )
-        else:
-            from pytest_ragproof.labels.agreement import PEOPLE_UNDEFINED
-
-            between = "between people: undefined (" + PEOPLE_UNDEFINED.get(
-                people.undefined or "", people.undefined or "?"
-            ) + ")"
+        between = people_line(m.people.to_dict())
         extra: list[Html] = [tag("p", between, class_="muted people")]
         if m.judge.not_judged:
             extra.append(
@@ -103,8 +114,8 @@ async def agreement_page(request: Request) -> Response:
             extra.append(
                 tag(
                     "p",
-                    f"claim verdicts given: {c.given}, agree with the judge: {c.agree}, "
-                    f"overruled: {c.overruled}",
+                    f"claims: {c.given} verdict(s) given: {c.agree} agree with the judge, "
+                    f"{c.overruled} overrule it, {c.missing} not in its list",
                     class_="muted",
                 )
             )

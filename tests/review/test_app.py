@@ -385,3 +385,86 @@ def test_dataset_review_without_the_corpus(generated: GeneratedFiles, tmp_path: 
     # the planted answer is text
     assert "&lt;script&gt;alert(&quot;answer&quot;)&lt;/script&gt;" in page
     assert "<script>alert" not in page and "<img src=x" not in page
+
+
+# --- agreement --------------------------------------------------------------------------
+
+
+def write_two_reviewers(results: Path, labels: Path) -> None:
+    """ana agrees with the judge everywhere; bo says no to every faithfulness score."""
+    from pytest_ragproof.labels import append_label, judged_metrics, label_for
+
+    document = json.loads(results.read_text())
+    for reviewer in ("ana", "bo"):
+        for case in document["cases"]:
+            for metric, _ in judged_metrics(case):
+                verdict = 1 if case["metrics"][metric] >= 0.5 else 0
+                if reviewer == "bo" and metric == "faithfulness":
+                    verdict = 0
+                append_label(labels, label_for(document, case, metric, verdict, reviewer))
+
+
+def cli_tables(text: str) -> dict[str, list[list[str]]]:
+    """judge-check's per-metric tables: metric -> rows of cells."""
+    tables: dict[str, list[list[str]]] = {}
+    metric = None
+    for line in text.splitlines():
+        if ": 0/1 labels" in line or ": graded labels" in line:
+            metric = line.split(":", 1)[0]
+            tables[metric] = []
+        elif metric and re.match(r"(all reviewers|ana|bo)\s{2,}", line):
+            tables[metric].append(re.split(r"\s{2,}", line.strip()))
+        elif not line.strip():
+            metric = None
+    return tables
+
+
+def page_tables(html: str) -> dict[str, list[list[str]]]:
+    tables: dict[str, list[list[str]]] = {}
+    for metric, section in re.findall(r'<section data-metric="(\w+)">(.*?)</section>', html):
+        rows = re.findall(r'<tr data-reviewer="[^"]+">(.*?)</tr>', section)
+        tables[metric] = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in rows]
+    return tables
+
+
+def test_agreement_page_shows_what_judge_check_prints(
+    results_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_ragproof.cli import main
+
+    labels = tmp_path / "labels.jsonl"
+    write_two_reviewers(results_path, labels)
+    code = main(
+        [
+            "judge-check",
+            "--results",
+            str(results_path),
+            "--labels",
+            str(labels),
+            "--json",
+            str(tmp_path / "figures.json"),
+        ]
+    )
+    printed = capsys.readouterr().out
+    assert code == 0
+    client = login(results_app(results_path, labels))
+    page = client.get("/agreement").text
+    expected = cli_tables(printed)
+    assert expected["faithfulness"][0] == [
+        "all reviewers",
+        "6",
+        "0.500 [0.167, 0.833]",
+        "0.500 [0.167, 0.833]",
+        "1.000 [1.000, 1.000]",
+        "0.000 [0.000, 0.000]",
+    ]
+    assert page_tables(page) == expected
+    for line in printed.splitlines():
+        if line.startswith("between people:"):
+            assert line.replace("'", "&#x27;") in page
+    # the disagreements link to their case pages
+    links = re.findall(r'<a href="/case/(\d+)">([\w-]+)</a></td><td>rag_pipeline</td><td>faithfulness', page)
+    assert [(int(n), case) for n, case in links] == [
+        (case_number(results_path, c), c) for c in ("inj-1", "qa-paris", "qa-sky")
+    ]
+    assert "disagreements: 3" in printed and "Disagreements (3)" in page
