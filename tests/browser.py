@@ -35,8 +35,8 @@ FLAGS = [
     "--no-first-run",
     "--disable-extensions",
     "--disable-default-apps",
-    # Any host name resolves to nothing: a page that tried the network would fail loudly.
-    "--host-resolver-rules=MAP * ~NOTFOUND",
+    # Any host name but 127.0.0.1 resolves to nothing: a page that tried the network fails.
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
 ]
 NO_CHROMIUM = "Debian's chromium is not installed (apt-get install chromium); CI installs it"
 

@@ -60,6 +60,7 @@ def page(
                 tag("title", f"{title} · ragproof review"),
                 tag("meta", name="viewport", content="width=device-width, initial-scale=1"),
                 tag("meta", name="ragproof-token", content=review.token),
+                tag("link", rel="icon", href="data:,"),  # no favicon request
                 tag("link", rel="stylesheet", href="/static/review.css"),
                 tag("script", src="/static/review.js", defer=True),
             ),

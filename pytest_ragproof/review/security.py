@@ -130,7 +130,7 @@ def _with_headers(send: Send) -> Send:
             headers += [
                 (b"content-security-policy", CSP.encode()),
                 (b"x-content-type-options", b"nosniff"),
-                (b"referrer-policy", b"no-referrer"),
+                (b"referrer-policy", b"same-origin"),  # no-referrer would make Origin "null"
                 (b"cache-control", b"no-store"),
             ]
             message = {**message, "headers": headers}

@@ -33,9 +33,8 @@
   }
   function answer(value) {
     const row = current();
-    if (!row) return;
-    const form = row.querySelector("form.verdict-" + value);
-    if (form) form.requestSubmit();
+    const button = row && row.querySelector('button[data-key="' + value + '"]');
+    if (button) button.form.requestSubmit(button);
   }
 
   document.addEventListener("keydown", function (event) {
