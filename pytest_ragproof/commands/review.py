@@ -195,6 +195,9 @@ def run(args: argparse.Namespace) -> int:
         threading.Thread(target=opener, daemon=True).start()
     try:
         server.run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn shut down on Ctrl+C, then re-raised the signal
+        pass
     finally:
         sock.close()
+    print("ragproof review: stopped", file=sys.stderr)
     return 0
