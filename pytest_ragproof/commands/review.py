@@ -44,10 +44,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--reviewer",
-        help="your name in the labels and edits (default: git config user.name, else the "
-        "OS user)",
+        help="your name in the labels and edits (default: git config user.name, else the OS user)",
     )
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
+    )
     parser.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     parser.add_argument(
         "--no-browser", action="store_true", help="print the URL without opening a browser"
@@ -121,7 +122,8 @@ def build(args: argparse.Namespace, token: str) -> tuple[Any, str]:
                 f"{source} is a results file: -o and --corpus are for a dataset review "
                 "(ragproof review cases.jsonl -o reviewed.jsonl); labels go to --labels"
             )
-        from pytest_ragproof.review.results import ResultsReview, results_areas
+        from pytest_ragproof.review.areas import results_areas
+        from pytest_ragproof.review.results import ResultsReview
 
         labels = Path(args.labels) if args.labels else Path("labels.jsonl")
         review = ResultsReview.open(source, labels)

@@ -23,7 +23,12 @@ from pytest_ragproof.review.results import ResultsReview
 __all__ = ["agreement_area", "cell"]
 
 AREA = "agreement"
-BINARY = (("accuracy", "accuracy"), ("precision", "precision"), ("recall", "recall"), ("kappa", "Cohen's κ"))
+BINARY = (
+    ("accuracy", "accuracy"),
+    ("precision", "precision"),
+    ("recall", "recall"),
+    ("kappa", "Cohen's κ"),
+)
 GRADED = (("spearman", "Spearman ρ"), ("kendall_tau_b", "Kendall τ-b"))
 STATISTICS = {"cohen_kappa": "Cohen's κ", "krippendorff_alpha": "Krippendorff's α"}
 
@@ -69,9 +74,7 @@ async def agreement_page(request: Request) -> Response:
     reviewer = getattr(request.app.state, APP_KEY).reviewer
     snapshot = review.snapshot(reviewer)
     report = agreement(snapshot.document, snapshot.labels)
-    index = {
-        (str(c.get("id")), str(c.get("pipeline"))): n for n, c in enumerate(snapshot.cases, 1)
-    }
+    index = {(str(c.get("id")), str(c.get("pipeline"))): n for n, c in enumerate(snapshot.cases, 1)}
     summary = [
         f"{report.fresh} label(s) counted",
         f"reviewers: {', '.join(report.reviewers) or 'none'}",
@@ -87,13 +90,18 @@ async def agreement_page(request: Request) -> Response:
     sections: list[Html] = []
     for m in report.metrics:
         columns = BINARY if m.judge.labels == "binary" else GRADED
-        head = tag("tr", tag("th", "reviewer"), tag("th", "items"), [tag("th", t) for _, t in columns])
+        head = tag(
+            "tr", tag("th", "reviewer"), tag("th", "items"), [tag("th", t) for _, t in columns]
+        )
         rows = [
             tag(
                 "tr",
                 tag("td", name),
                 tag("td", str(fig.measured), class_="num"),
-                [tag("td", cell(fig.figures, key), class_="num", data_figure=key) for key, _ in columns],
+                [
+                    tag("td", cell(fig.figures, key), class_="num", data_figure=key)
+                    for key, _ in columns
+                ],
                 data_reviewer=name,
             )
             for name, fig in [("all reviewers", m.judge), *m.by_reviewer.items()]
@@ -164,7 +172,20 @@ async def agreement_page(request: Request) -> Response:
                     "table",
                     tag(
                         "thead",
-                        tag("tr", [tag("th", t) for t in ("case", "pipeline", "metric", "judge", "person", "reviewer")]),
+                        tag(
+                            "tr",
+                            [
+                                tag("th", t)
+                                for t in (
+                                    "case",
+                                    "pipeline",
+                                    "metric",
+                                    "judge",
+                                    "person",
+                                    "reviewer",
+                                )
+                            ],
+                        ),
                     ),
                     tag("tbody", disagreements),
                     id="disagreements",

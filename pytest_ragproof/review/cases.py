@@ -30,18 +30,24 @@ from pytest_ragproof.labels import (
     label_for,
 )
 from pytest_ragproof.review.app import Area
-from pytest_ragproof.review.html import Html, h, join, tag
-from pytest_ragproof.review.layout import APP_KEY, NavItem, hidden_token, keys, message, page, progress
+from pytest_ragproof.review.html import Html, join, tag
+from pytest_ragproof.review.layout import (
+    APP_KEY,
+    NavItem,
+    hidden_token,
+    keys,
+    message,
+    page,
+    progress,
+)
 from pytest_ragproof.review.results import FILTERS, ResultsReview, Snapshot, disagrees
 from pytest_ragproof.review.security import form_of
 
-__all__ = ["cases_area", "case_href"]
+__all__ = ["case_href", "cases_area"]
 
 AREA = "cases"
 
-GOOD = frozenset(
-    {"supported", "relevant", "in reference", "in answer", "attributed", "ignored it"}
-)
+GOOD = frozenset({"supported", "relevant", "in reference", "in answer", "attributed", "ignored it"})
 NEUTRAL = frozenset({"declined", "answered"})
 
 
@@ -91,8 +97,10 @@ def _filters(snapshot: Snapshot, show: str, n: int | None) -> Html:
     for name, label in FILTERS.items():
         order = snapshot.order(name)
         target = n if n is not None and (n - 1) in order else (order[0] + 1 if order else None)
-        href = (case_href(target, name) if target else f"/cases?filter={name}") if n else (
-            f"/cases?filter={name}" if name != "all" else "/cases"
+        href = (
+            (case_href(target, name) if target else f"/cases?filter={name}")
+            if n
+            else (f"/cases?filter={name}" if name != "all" else "/cases")
         )
         links.append(
             tag(
@@ -123,7 +131,10 @@ async def list_page(request: Request) -> Response:
                 tag("td", tag("a", case["id"], href=case_href(i + 1, show))),
                 tag("td", case.get("pipeline")),
                 tag("td", case.get("kind")),
-                tag("td", tag("span", case.get("status"), class_=f"badge status-{case.get('status')}")),
+                tag(
+                    "td",
+                    tag("span", case.get("status"), class_=f"badge status-{case.get('status')}"),
+                ),
                 tag("td", len(snapshot.metrics[i]), class_="num"),
                 tag("td", sum(1 for m in mine if m is not None), class_="num"),
                 tag("td", "yes" if snapshot.disagreement(i) else ""),
@@ -268,7 +279,12 @@ def _scores(case: Mapping[str, Any], judged: set[str]) -> Html:
     ]
     not_judged = case.get("not_judged") or {}
     extra = [
-        tag("tr", tag("th", name), tag("td", "not judged", class_="num"), tag("td", reason, class_="muted"))
+        tag(
+            "tr",
+            tag("th", name),
+            tag("td", "not judged", class_="num"),
+            tag("td", reason, class_="muted"),
+        )
         for name, reason in sorted(not_judged.items())
     ]
     failures = case.get("failures") or []
@@ -276,7 +292,12 @@ def _scores(case: Mapping[str, Any], judged: set[str]) -> Html:
         [
             tag("table", rows, extra, class_="scores"),
             (
-                join([tag("h3", "Failures"), tag("ul", [tag("li", f, class_="text") for f in failures])])
+                join(
+                    [
+                        tag("h3", "Failures"),
+                        tag("ul", [tag("li", f, class_="text") for f in failures]),
+                    ]
+                )
                 if failures
                 else ""
             ),
@@ -298,7 +319,13 @@ def _reasons(judgement: Mapping[str, Any]) -> Html:
     """The judge's reasons: every list of claims, statements or contexts with verdicts."""
     parts: list[Html] = []
     if isinstance(judgement.get("verdict"), str):
-        parts.append(tag("p", "judge: ", tag("span", judgement["verdict"], class_=_tone(judgement["verdict"]))))
+        parts.append(
+            tag(
+                "p",
+                "judge: ",
+                tag("span", judgement["verdict"], class_=_tone(judgement["verdict"])),
+            )
+        )
     for key in ("precision", "recall"):
         if isinstance(judgement.get(key), int | float):
             parts.append(tag("span", f"{key} {_fmt(judgement[key])} ", class_="muted"))
@@ -314,8 +341,10 @@ def _reasons(judgement: Mapping[str, Any]) -> Html:
             continue
         items = []
         for number, e in enumerate(entries, 1):
-            text = e.get("claim") or e.get("statement") or (
-                f"context {e.get('context')}" if key == "contexts" else ""
+            text = (
+                e.get("claim")
+                or e.get("statement")
+                or (f"context {e.get('context')}" if key == "contexts" else "")
             )
             cited = (
                 f" ← context {e['context']}"
@@ -425,7 +454,9 @@ def _metric_row(
                     min="0",
                     max="1",
                     step="0.05",
-                    value=_fmt(mine.verdict) if mine is not None and mine.verdict is not None else "",
+                    value=_fmt(mine.verdict)
+                    if mine is not None and mine.verdict is not None
+                    else "",
                     aria_label=f"{metric} grade",
                 ),
                 tag("button", "grade", type="submit", name="verdict", value="grade"),
@@ -441,8 +472,24 @@ def _metric_row(
         tag("input", type="hidden", name="filter", value=show),
         tag(
             "div",
-            tag("button", "yes ", tag("kbd", "y"), type="submit", name="verdict", value="1", data_key="yes"),
-            tag("button", "no ", tag("kbd", "n"), type="submit", name="verdict", value="0", data_key="no"),
+            tag(
+                "button",
+                "yes ",
+                tag("kbd", "y"),
+                type="submit",
+                name="verdict",
+                value="1",
+                data_key="yes",
+            ),
+            tag(
+                "button",
+                "no ",
+                tag("kbd", "n"),
+                type="submit",
+                name="verdict",
+                value="0",
+                data_key="no",
+            ),
             grade,
             tag(
                 "input",
@@ -463,7 +510,12 @@ def _metric_row(
     return tag(
         "div",
         tag("div", tag("b", metric), tag("br"), tag("span", kind, class_="muted")),
-        tag("div", tag("span", _fmt(score), class_="score"), tag("br"), tag("span", "judge", class_="muted")),
+        tag(
+            "div",
+            tag("span", _fmt(score), class_="score"),
+            tag("br"),
+            tag("span", "judge", class_="muted"),
+        ),
         tag("div", join(status, " "), form),
         (
             tag("details", tag("summary", "the judge's reasons"), _reasons(judgement))
@@ -483,7 +535,11 @@ async def case_page(request: Request) -> Response:
     n = int(request.path_params["n"])
     if not 1 <= n <= len(snapshot.cases):
         return message(
-            request, "No such case", f"there are {len(snapshot.cases)} case(s)", area=AREA, status_code=404
+            request,
+            "No such case",
+            f"there are {len(snapshot.cases)} case(s)",
+            area=AREA,
+            status_code=404,
         )
     index = n - 1
     case = snapshot.cases[index]
@@ -510,14 +566,24 @@ async def case_page(request: Request) -> Response:
         metrics[0][0] if metrics else None,
     )
     rows = [
-        _metric_row(request, snapshot, case, n, show, m, kind, m == first_open) for m, kind in metrics
+        _metric_row(request, snapshot, case, n, show, m, kind, m == first_open)
+        for m, kind in metrics
     ]
     done, total = snapshot.progress()
     reference = join(
         [
-            tag("p", case.get("expected_answer") or "(no expected answer)", class_="text", id="reference"),
+            tag(
+                "p",
+                case.get("expected_answer") or "(no expected answer)",
+                class_="text",
+                id="reference",
+            ),
             (
-                tag("p", "expected sources: ", ", ".join(str(s) for s in case.get("expected_source_ids") or []))
+                tag(
+                    "p",
+                    "expected sources: ",
+                    ", ".join(str(s) for s in case.get("expected_source_ids") or []),
+                )
                 if case.get("expected_source_ids")
                 else ""
             ),
@@ -541,9 +607,13 @@ async def case_page(request: Request) -> Response:
     )
     pager = tag(
         "p",
-        tag("a", "← previous", href=case_href(prev_n, show), id="prev") if prev_n else tag("span", "← previous", class_="muted"),
+        tag("a", "← previous", href=case_href(prev_n, show), id="prev")
+        if prev_n
+        else tag("span", "← previous", class_="muted"),
         f" · case {n} of {len(snapshot.cases)} · ",
-        tag("a", "next →", href=case_href(next_n, show), id="next") if next_n else tag("span", "next →", class_="muted"),
+        tag("a", "next →", href=case_href(next_n, show), id="next")
+        if next_n
+        else tag("span", "next →", class_="muted"),
         " · ",
         tag("a", "list", href="/cases" + (f"?filter={show}" if show != "all" else "")),
         class_="pager",
@@ -564,7 +634,9 @@ async def case_page(request: Request) -> Response:
                 tag("h1", case["id"]),
                 tag("span", case.get("pipeline"), class_="badge"),
                 tag("span", case.get("kind"), class_="badge"),
-                tag("span", case.get("question_type"), class_="badge") if case.get("question_type") else "",
+                tag("span", case.get("question_type"), class_="badge")
+                if case.get("question_type")
+                else "",
                 tag("span", case.get("status"), class_=f"badge status-{case.get('status')}"),
                 class_="case-head",
             ),
@@ -574,7 +646,9 @@ async def case_page(request: Request) -> Response:
             tag(
                 "section",
                 tag("h2", "Your verdicts"),
-                join(rows) if rows else tag("p", "no judged metric on this case: nothing to label", class_="muted"),
+                join(rows)
+                if rows
+                else tag("p", "no judged metric on this case: nothing to label", class_="muted"),
                 undo if rows else "",
                 class_="verdicts",
                 id="verdicts",
@@ -589,14 +663,29 @@ async def case_page(request: Request) -> Response:
                         _conversation(case),
                         tag("p", case.get("question"), class_="text", id="question"),
                         tag("h2", "Answer"),
-                        tag("p", case.get("answer") if case.get("answer") is not None else "(no answer)", class_="text", id="answer"),
+                        tag(
+                            "p",
+                            case.get("answer") if case.get("answer") is not None else "(no answer)",
+                            class_="text",
+                            id="answer",
+                        ),
                         tag("h2", "Reference"),
                         reference,
                         injection,
                     ),
-                    tag("section", tag("h2", "Retrieved contexts (rank order)"), _contexts(case), id="contexts"),
+                    tag(
+                        "section",
+                        tag("h2", "Retrieved contexts (rank order)"),
+                        _contexts(case),
+                        id="contexts",
+                    ),
                 ),
-                tag("section", tag("h2", "Scores"), _scores(case, {m for m, _ in metrics}), class_="side"),
+                tag(
+                    "section",
+                    tag("h2", "Scores"),
+                    _scores(case, {m for m, _ in metrics}),
+                    class_="side",
+                ),
                 class_="grid",
             ),
             keys(
@@ -625,7 +714,13 @@ def _writable(request: Request) -> tuple[ResultsReview, Snapshot, int, str] | Re
     snapshot = review.snapshot(_reviewer(request))
     n = int(request.path_params["n"])
     if not 1 <= n <= len(snapshot.cases):
-        return message(request, "No such case", f"there are {len(snapshot.cases)} case(s)", area=AREA, status_code=404)
+        return message(
+            request,
+            "No such case",
+            f"there are {len(snapshot.cases)} case(s)",
+            area=AREA,
+            status_code=404,
+        )
     return review, snapshot, n, _filter(form_of(request).get("filter"))
 
 
@@ -693,9 +788,7 @@ async def undo(request: Request) -> Response:
     if mine:
         last = max(enumerate(mine), key=lambda pair: (pair[1].time, pair[0]))[1]
         try:
-            review.append(
-                label_for(snapshot.document, case, last.metric, None, snapshot.reviewer)
-            )
+            review.append(label_for(snapshot.document, case, last.metric, None, snapshot.reviewer))
         except RagproofError as exc:
             return _bad(request, str(exc))
     return RedirectResponse(case_href(n, show), status_code=303)

@@ -20,7 +20,7 @@ from starlette.routing import Route
 from pytest_ragproof.corpus.types import Corpus, Document
 from pytest_ragproof.errors import DatasetError
 from pytest_ragproof.review.app import Area
-from pytest_ragproof.review.html import Html, h, join, tag
+from pytest_ragproof.review.html import Html, join, tag
 from pytest_ragproof.review.layout import (
     APP_KEY,
     NavItem,
@@ -49,6 +49,11 @@ class DatasetReview:
         if self.corpus is None:
             return None
         return next((d for d in self.corpus.documents if d.id == doc_id), None)
+
+
+def _provenance_of(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    provenance = record.get("provenance")
+    return provenance if isinstance(provenance, Mapping) else {}
 
 
 def _review(request: Request) -> DatasetReview:
@@ -82,7 +87,7 @@ async def list_page(request: Request) -> Response:
     reviewed = review.reviewed
     rows = []
     for i, record in enumerate(reviewed.records):
-        provenance = record.get("provenance") if isinstance(record.get("provenance"), dict) else {}
+        provenance = _provenance_of(record)
         rows.append(
             tag(
                 "tr",
@@ -110,7 +115,16 @@ async def list_page(request: Request) -> Response:
             _corpus_note(review),
             tag(
                 "table",
-                tag("thead", tag("tr", [tag("th", t) for t in ("case", "kind", "type", "status", "confidence", "question")])),
+                tag(
+                    "thead",
+                    tag(
+                        "tr",
+                        [
+                            tag("th", t)
+                            for t in ("case", "kind", "type", "status", "confidence", "question")
+                        ],
+                    ),
+                ),
                 tag("tbody", rows),
                 class_="list",
             ),
@@ -146,7 +160,9 @@ def _source(review: DatasetReview, provenance: Mapping[str, Any]) -> Html:
         " · chunk ",
         tag("code", provenance.get("chunk_id") or "–"),
         " · span ",
-        tag("code", f"[{span[0]}, {span[1]})" if isinstance(span, list) and len(span) == 2 else "–"),
+        tag(
+            "code", f"[{span[0]}, {span[1]})" if isinstance(span, list) and len(span) == 2 else "–"
+        ),
         class_="muted",
     )
     if review.corpus is None:
@@ -245,7 +261,13 @@ async def case_page(request: Request) -> Response:
     show = _show(request)
     n = request.path_params["n"]
     if not 1 <= n <= len(reviewed):
-        return message(request, "No such case", f"there are {len(reviewed)} case(s)", area=AREA, status_code=404)
+        return message(
+            request,
+            "No such case",
+            f"there are {len(reviewed)} case(s)",
+            area=AREA,
+            status_code=404,
+        )
     index = n - 1
     record = reviewed.records[index]
     order = _order(review, show)
@@ -255,7 +277,7 @@ async def case_page(request: Request) -> Response:
         next_n = order[position + 1] + 1 if position + 1 < len(order) else None
     else:
         next_n = next((i + 1 for i in order if i > index), None)
-    provenance = record.get("provenance") if isinstance(record.get("provenance"), dict) else {}
+    provenance = _provenance_of(record)
     status = reviewed.status(index)
     token = hidden_token(request)
     history = record.get("conversation_history") or []
@@ -263,7 +285,11 @@ async def case_page(request: Request) -> Response:
         tag(
             "ol",
             [
-                tag("li", tag("b", f"{t.get('role')}: "), tag("span", t.get("content"), class_="text"))
+                tag(
+                    "li",
+                    tag("b", f"{t.get('role')}: "),
+                    tag("span", t.get("content"), class_="text"),
+                )
                 for t in history
                 if isinstance(t, dict)
             ],
@@ -279,11 +305,18 @@ async def case_page(request: Request) -> Response:
             conversation,
             tag("p", record.get("question"), class_="text", id="question"),
             tag("h2", "Expected answer"),
-            tag("p", record.get("expected_answer") or "(none)", class_="text", id="expected-answer"),
+            tag(
+                "p", record.get("expected_answer") or "(none)", class_="text", id="expected-answer"
+            ),
             tag("h2", "Expected sources"),
             tag("p", ", ".join(sources) or "(none)", id="expected-sources"),
             (
-                join([tag("h2", "Planted payload"), tag("p", record.get("adversarial_payload"), class_="text")])
+                join(
+                    [
+                        tag("h2", "Planted payload"),
+                        tag("p", record.get("adversarial_payload"), class_="text"),
+                    ]
+                )
                 if record.get("adversarial_payload")
                 else ""
             ),
@@ -294,11 +327,17 @@ async def case_page(request: Request) -> Response:
             "form",
             token,
             tag("input", type="hidden", name="show", value=show),
-            tag("label", "Question", tag("textarea", record.get("question") or "", name="question", rows=3)),
+            tag(
+                "label",
+                "Question",
+                tag("textarea", record.get("question") or "", name="question", rows=3),
+            ),
             tag(
                 "label",
                 "Expected answer",
-                tag("textarea", record.get("expected_answer") or "", name="expected_answer", rows=3),
+                tag(
+                    "textarea", record.get("expected_answer") or "", name="expected_answer", rows=3
+                ),
             ),
             tag(
                 "label",
@@ -312,7 +351,9 @@ async def case_page(request: Request) -> Response:
             class_="edit",
         )
         if provenance
-        else tag("p", "hand-written case (no provenance): approve or reject it here", class_="muted")
+        else tag(
+            "p", "hand-written case (no provenance): approve or reject it here", class_="muted"
+        )
     )
 
     def decide(status_value: str, label: str, key: str) -> Html:
@@ -334,18 +375,36 @@ async def case_page(request: Request) -> Response:
                 "header",
                 tag("h1", record["id"]),
                 tag("span", record.get("kind"), class_="badge"),
-                tag("span", record.get("question_type"), class_="badge") if record.get("question_type") else "",
+                tag("span", record.get("question_type"), class_="badge")
+                if record.get("question_type")
+                else "",
                 _status_badge(status),
                 class_="case-head",
             ),
             progress(reviewed.decided(), len(reviewed), "case(s) decided"),
             _pager(n, len(reviewed), prev_n, next_n, show),
-            tag("div", tag("section", fields, class_="fields"), tag("section", tag("h2", "Provenance"), _provenance(provenance), class_="side"), class_="grid"),
+            tag(
+                "div",
+                tag("section", fields, class_="fields"),
+                tag("section", tag("h2", "Provenance"), _provenance(provenance), class_="side"),
+                class_="grid",
+            ),
             tag("h2", "Source span"),
             _source(review, provenance),
-            tag("section", decide("approved", "Approve", "a"), decide("rejected", "Reject", "r"), class_="actions"),
+            tag(
+                "section",
+                decide("approved", "Approve", "a"),
+                decide("rejected", "Reject", "r"),
+                class_="actions",
+            ),
             tag("details", tag("summary", "Edit ", tag("kbd", "e")), edit_form, id="edit-box"),
-            keys(("a", "approve"), ("r", "reject"), ("e", "edit"), ("j / →", "next"), ("k / ←", "previous")),
+            keys(
+                ("a", "approve"),
+                ("r", "reject"),
+                ("e", "edit"),
+                ("j / →", "next"),
+                ("k / ←", "previous"),
+            ),
         ]
     )
     section = tag(
@@ -361,13 +420,19 @@ async def case_page(request: Request) -> Response:
 def _pager(n: int, total: int, prev_n: int | None, next_n: int | None, show: str) -> Html:
     return tag(
         "p",
-        tag("a", "← previous", href=_href(prev_n, show), id="prev") if prev_n else tag("span", "← previous", class_="muted"),
+        tag("a", "← previous", href=_href(prev_n, show), id="prev")
+        if prev_n
+        else tag("span", "← previous", class_="muted"),
         f" · case {n} of {total} · ",
-        tag("a", "next →", href=_href(next_n, show), id="next") if next_n else tag("span", "next →", class_="muted"),
+        tag("a", "next →", href=_href(next_n, show), id="next")
+        if next_n
+        else tag("span", "next →", class_="muted"),
         " · show: ",
         tag("a", "all", href=_href(n, "all"), class_="active" if show == "all" else None),
         " ",
-        tag("a", "pending", href=_href(n, "pending"), class_="active" if show == "pending" else None),
+        tag(
+            "a", "pending", href=_href(n, "pending"), class_="active" if show == "pending" else None
+        ),
         " · ",
         tag("a", "list", href="/dataset"),
         class_="pager",
@@ -388,7 +453,13 @@ def _writes(request: Request) -> tuple[DatasetReview, int, str] | Response:
     review = _review(request)
     n = request.path_params["n"]
     if not 1 <= n <= len(review.reviewed):
-        return message(request, "No such case", f"there are {len(review.reviewed)} case(s)", area=AREA, status_code=404)
+        return message(
+            request,
+            "No such case",
+            f"there are {len(review.reviewed)} case(s)",
+            area=AREA,
+            status_code=404,
+        )
     show = form_of(request).get("show", "all")
     return review, n - 1, show if show in ("all", "pending") else "all"
 
@@ -402,7 +473,13 @@ async def decide(request: Request) -> Response:
     review, index, show = found
     status = form_of(request).get("status", "")
     if status not in ("approved", "rejected", "pending"):
-        return message(request, "Bad request", "status must be approved, rejected or pending", area=AREA, status_code=400)
+        return message(
+            request,
+            "Bad request",
+            "status must be approved, rejected or pending",
+            area=AREA,
+            status_code=400,
+        )
     reviewer = getattr(request.app.state, APP_KEY).reviewer
     try:
         review.reviewed.decide(index, Decision(status), reviewer=reviewer, time=now())

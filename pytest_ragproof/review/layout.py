@@ -13,7 +13,7 @@ from starlette.responses import HTMLResponse
 
 from pytest_ragproof.review.html import Html, Node, h, tag
 
-__all__ = ["NavItem", "page", "APP_KEY"]
+__all__ = ["APP_KEY", "NavItem", "page"]
 
 APP_KEY = "ragproof_review"  # app.state attribute holding the ReviewApp
 
@@ -77,7 +77,9 @@ def hidden_token(request: Request) -> Html:
     return tag("input", type="hidden", name="token", value=review.token)
 
 
-def message(request: Request, title: str, text: Node, *, area: str, status_code: int) -> HTMLResponse:
+def message(
+    request: Request, title: str, text: Node, *, area: str, status_code: int
+) -> HTMLResponse:
     return page(
         request,
         title=title,

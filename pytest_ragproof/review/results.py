@@ -24,7 +24,7 @@ from pytest_ragproof.labels import (
     read_labels,
 )
 
-__all__ = ["FILTERS", "ResultsReview", "Snapshot", "disagrees", "results_areas"]
+__all__ = ["FILTERS", "ResultsReview", "Snapshot", "disagrees"]
 
 # filter name -> what the navigation calls it
 FILTERS = {
@@ -156,11 +156,3 @@ class ResultsReview:
 
     def append(self, label: Label) -> None:
         append_label(self.labels_path, label)
-
-
-def results_areas(review: ResultsReview) -> list[Any]:
-    """The areas of a results review: the case pages and the agreement page."""
-    from pytest_ragproof.review.agreement import agreement_area
-    from pytest_ragproof.review.cases import cases_area
-
-    return [cases_area(review), agreement_area(review)]

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable
-from typing import Any
 from urllib.parse import parse_qs, urlencode
 
 from starlette.requests import Request
@@ -156,7 +155,7 @@ async def _read_body(receive: Receive) -> tuple[bytes | None, Receive]:
     body = b"".join(chunks)
     sent = False
 
-    async def replay() -> dict[str, Any]:
+    async def replay() -> Message:
         nonlocal sent
         if not sent:
             sent = True

@@ -57,13 +57,13 @@ def write_generated(root: Path) -> GeneratedFiles:
     (corpus / "plans.md").write_text(PLANS, encoding="utf-8")
     refunds = _span(DOCUMENT, "Refunds are", "5 days.")
     plans = _span(PLANS, "The Enterprise", "10 seats.")
-    specs = [
+    specs: list[tuple[str, list[int], str, str, float]] = [
         ("refunds.md", refunds, "How long is the refund window?", "30 days", 0.92),
         ("refunds.md", refunds, "How long do refunds take?", f"5 days {PLANTED}", 0.81),
         ("plans.md", plans, "Which plan has SSO?", "The Enterprise plan", 0.77),
         ("plans.md", plans, "How many seats has the Team plan?", "10 seats", 0.64),
     ]
-    records = []
+    records: list[dict[str, Any]] = []
     for n, (doc, span, question, answer, confidence) in enumerate(specs):
         text = (DOCUMENT if doc == "refunds.md" else PLANS)[span[0] : span[1]]
         records.append(
@@ -92,7 +92,7 @@ def write_generated(root: Path) -> GeneratedFiles:
         )
     cases = root / "cases.jsonl"
     cases.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    return GeneratedFiles(cases, corpus, [r["id"] for r in records])
+    return GeneratedFiles(cases, corpus, [str(r["id"]) for r in records])
 
 
 @pytest.fixture

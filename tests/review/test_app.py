@@ -13,8 +13,9 @@ import pytest
 from pytest_ragproof.errors import ConfigError, DatasetError
 from pytest_ragproof.labels import case_digest, read_labels
 from pytest_ragproof.review.app import create_app
+from pytest_ragproof.review.areas import results_areas
 from pytest_ragproof.review.dataset import DatasetReview, dataset_area
-from pytest_ragproof.review.results import ResultsReview, results_areas
+from pytest_ragproof.review.results import ResultsReview
 from pytest_ragproof.review.reviewed import ReviewedFile
 from tests.review.conftest import ORIGIN, PLANTED, TOKEN, GeneratedFiles, login, write_results
 
@@ -29,7 +30,9 @@ def results_app(results: Path, labels: Path, reviewer: str = "ana") -> Any:
 def dataset_app(files: GeneratedFiles, out: Path, *, corpus: bool = True) -> Any:
     from pytest_ragproof.corpus.loader import load_corpus
 
-    review = DatasetReview(ReviewedFile(files.cases, out), load_corpus(files.corpus) if corpus else None)
+    review = DatasetReview(
+        ReviewedFile(files.cases, out), load_corpus(files.corpus) if corpus else None
+    )
     return create_app([dataset_area(review)], token=TOKEN, reviewer="ana")
 
 
@@ -184,7 +187,9 @@ def test_undo_appends_a_withdrawal(results_path: Path, tmp_path: Path) -> None:
     n = case_number(results_path, "qa-sky")
     for metric in ("faithfulness", "answer_relevancy"):
         client.post(
-            f"/case/{n}/label", data={"token": TOKEN, "metric": metric, "verdict": "1"}, headers=WRITE
+            f"/case/{n}/label",
+            data={"token": TOKEN, "metric": metric, "verdict": "1"},
+            headers=WRITE,
         )
     client.post(f"/case/{n}/undo", data={"token": TOKEN}, headers=WRITE)
     written = [json.loads(line) for line in labels.read_text().splitlines()]
@@ -269,14 +274,14 @@ def test_pages_per_case_and_pipeline(judged: Any, tmp_path: Path) -> None:
 
 def test_redacted_results_are_refused(judged: Any, tmp_path: Path) -> None:
     results = write_results(tmp_path / "redacted.json", judged.redacted())
-    with pytest.raises(ConfigError, match="written with --ragproof-redact.*nothing to review"):
+    with pytest.raises(ConfigError, match=r"written with --ragproof-redact.*nothing to review"):
         ResultsReview.open(results, tmp_path / "labels.jsonl")
 
 
 def test_a_file_that_is_not_a_labels_file_is_refused(results_path: Path, tmp_path: Path) -> None:
     other = tmp_path / "notes.jsonl"
     other.write_text('{"hello": 1}\n')
-    with pytest.raises(DatasetError, match="notes.jsonl"):
+    with pytest.raises(DatasetError, match=r"notes\.jsonl"):
         ResultsReview.open(results_path, other)
     assert other.read_text() == '{"hello": 1}\n'
     with pytest.raises(ConfigError, match="is the results file itself"):
@@ -306,11 +311,14 @@ def test_dataset_review_decisions_are_written(generated: GeneratedFiles, tmp_pat
     first = client.get("/", follow_redirects=False)
     assert first.headers["location"] == "/dataset/1"
     page = client.get("/dataset/1").text
-    assert '<mark id="span">Refunds are accepted within 30 days of purchase. Refunds take 5 days.</mark>' in page
+    span = "Refunds are accepted within 30 days of purchase. Refunds take 5 days."
+    assert f'<mark id="span">{span}</mark>' in page
     assert "0 of 4 case(s) decided" in page
 
     approved = client.post(
-        "/dataset/1/decide", data={"token": TOKEN, "status": "approved"}, headers=WRITE,
+        "/dataset/1/decide",
+        data={"token": TOKEN, "status": "approved"},
+        headers=WRITE,
         follow_redirects=False,
     )
     assert approved.headers["location"] == "/dataset/2"
@@ -341,9 +349,7 @@ def test_dataset_review_decisions_are_written(generated: GeneratedFiles, tmp_pat
 
     # an edit that would make the case invalid is refused and nothing changes
     before = out.read_bytes()
-    refused = client.post(
-        "/dataset/4/edit", data={"token": TOKEN, "question": "  "}, headers=WRITE
-    )
+    refused = client.post("/dataset/4/edit", data={"token": TOKEN, "question": "  "}, headers=WRITE)
     assert refused.status_code == 400 and "question" in refused.text
     assert out.read_bytes() == before
 
@@ -463,7 +469,9 @@ def test_agreement_page_shows_what_judge_check_prints(
         if line.startswith("between people:"):
             assert line.replace("'", "&#x27;") in page
     # the disagreements link to their case pages
-    links = re.findall(r'<a href="/case/(\d+)">([\w-]+)</a></td><td>rag_pipeline</td><td>faithfulness', page)
+    links = re.findall(
+        r'<a href="/case/(\d+)">([\w-]+)</a></td><td>rag_pipeline</td><td>faithfulness', page
+    )
     assert [(int(n), case) for n, case in links] == [
         (case_number(results_path, c), c) for c in ("inj-1", "qa-paris", "qa-sky")
     ]

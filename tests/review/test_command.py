@@ -69,7 +69,9 @@ def test_the_command_serves_the_printed_url(results_path: Path, tmp_path: Path) 
     assert not (tmp_path / "labels.jsonl").exists()  # nothing labelled, nothing written
 
 
-def test_the_command_refuses_redacted_results(judged: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_command_refuses_redacted_results(
+    judged: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     redacted = write_results(tmp_path / "redacted.json", judged.redacted())
     assert main(["review", str(redacted), "--no-browser"]) == 1
     err = capsys.readouterr().err
@@ -112,8 +114,15 @@ def test_the_dataset_review_command_and_another_host(
     generated: GeneratedFiles, tmp_path: Path
 ) -> None:
     proc, lines = start(
-        str(generated.cases), "--corpus", str(generated.corpus), "--host", "localhost",
-        "--no-browser", "--reviewer", "ana", cwd=tmp_path,
+        str(generated.cases),
+        "--corpus",
+        str(generated.corpus),
+        "--host",
+        "localhost",
+        "--no-browser",
+        "--reviewer",
+        "ana",
+        cwd=tmp_path,
     )
     code, err = stop(proc)
     assert code == 0
