@@ -130,7 +130,16 @@ async def agreement_page(request: Request) -> Response:
         sections.append(
             tag(
                 "section",
-                tag("h2", m.metric, " ", tag("span", m.judge.labels, class_="badge")),
+                tag(
+                    "h2",
+                    m.metric,
+                    " ",
+                    tag(
+                        "span",
+                        "0/1 labels" if m.judge.labels == "binary" else "graded labels",
+                        class_="badge",
+                    ),
+                ),
                 tag("table", tag("thead", head), tag("tbody", rows), class_="figures"),
                 join(extra),
                 data_metric=m.metric,

@@ -509,14 +509,17 @@ def _metric_row(
     judgement = (case.get("judgements") or {}).get(metric)
     return tag(
         "div",
-        tag("div", tag("b", metric), tag("br"), tag("span", kind, class_="muted")),
         tag(
-            "div",
-            tag("span", _fmt(score), class_="score"),
-            tag("br"),
-            tag("span", "judge", class_="muted"),
+            "p",
+            tag("b", metric),
+            " ",
+            tag("span", kind, class_="muted"),
+            " · judge ",
+            tag("b", _fmt(score), class_="score"),
+            class_="head",
         ),
-        tag("div", join(status, " "), form),
+        tag("p", join(status, " "), class_="status"),
+        form,
         (
             tag("details", tag("summary", "the judge's reasons"), _reasons(judgement))
             if isinstance(judgement, Mapping)
@@ -643,15 +646,13 @@ async def case_page(request: Request) -> Response:
             progress(done, total, "judged case(s) reviewed"),
             _filters(snapshot, show, n),
             pager,
-            tag(
-                "section",
-                tag("h2", "Your verdicts"),
-                join(rows)
-                if rows
-                else tag("p", "no judged metric on this case: nothing to label", class_="muted"),
-                undo if rows else "",
-                class_="verdicts",
-                id="verdicts",
+            keys(
+                ("y / n", "yes / no on the current metric"),
+                ("↑ / ↓", "another metric"),
+                ("j / →", "next case"),
+                ("k / ←", "previous case"),
+                ("s", "next not yet reviewed"),
+                ("u", "undo"),
             ),
             tag(
                 "div",
@@ -681,20 +682,23 @@ async def case_page(request: Request) -> Response:
                     ),
                 ),
                 tag(
-                    "section",
-                    tag("h2", "Scores"),
-                    _scores(case, {m for m, _ in metrics}),
+                    "div",
+                    tag(
+                        "section",
+                        tag("h2", "Your verdicts"),
+                        join(rows)
+                        if rows
+                        else tag(
+                            "p", "no judged metric on this case: nothing to label", class_="muted"
+                        ),
+                        undo if rows else "",
+                        class_="verdicts",
+                        id="verdicts",
+                    ),
+                    tag("section", tag("h2", "Scores"), _scores(case, {m for m, _ in metrics})),
                     class_="side",
                 ),
                 class_="grid",
-            ),
-            keys(
-                ("y / n", "yes / no on the current metric"),
-                ("↑ / ↓", "another metric"),
-                ("j / →", "next case"),
-                ("k / ←", "previous case"),
-                ("s", "next not yet reviewed"),
-                ("u", "undo"),
             ),
         ]
     )

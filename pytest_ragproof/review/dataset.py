@@ -383,6 +383,20 @@ async def case_page(request: Request) -> Response:
             ),
             progress(reviewed.decided(), len(reviewed), "case(s) decided"),
             _pager(n, len(reviewed), prev_n, next_n, show),
+            keys(
+                ("a", "approve"),
+                ("r", "reject"),
+                ("e", "edit"),
+                ("j / →", "next"),
+                ("k / ←", "previous"),
+            ),
+            tag(
+                "section",
+                decide("approved", "Approve", "a"),
+                decide("rejected", "Reject", "r"),
+                tag("details", tag("summary", "Edit ", tag("kbd", "e")), edit_form, id="edit-box"),
+                class_="actions",
+            ),
             tag(
                 "div",
                 tag("section", fields, class_="fields"),
@@ -391,20 +405,6 @@ async def case_page(request: Request) -> Response:
             ),
             tag("h2", "Source span"),
             _source(review, provenance),
-            tag(
-                "section",
-                decide("approved", "Approve", "a"),
-                decide("rejected", "Reject", "r"),
-                class_="actions",
-            ),
-            tag("details", tag("summary", "Edit ", tag("kbd", "e")), edit_form, id="edit-box"),
-            keys(
-                ("a", "approve"),
-                ("r", "reject"),
-                ("e", "edit"),
-                ("j / →", "next"),
-                ("k / ←", "previous"),
-            ),
         ]
     )
     section = tag(
