@@ -237,3 +237,29 @@ def test_planted_markup_is_shown_as_text_and_never_runs(
         assert blocked.startswith("script-src")
         only_local(tab)
     assert re.sub(r"\s+", " ", "".join(tab.dialogs)) == ""
+
+
+def test_grades_notes_and_claims_by_keyboard(tab: Tab, results_path: Path, tmp_path: Path) -> None:
+    labels = tmp_path / "labels.jsonl"
+    n = case_number(results_path, "qa-paris")
+    with served(results_app(results_path, labels)) as base:
+        page = tab.page
+        page.goto(f"{base}/case/{n}?token={TOKEN}")
+        row = ".metric[data-metric='answer_correctness']"
+        page.locator(f"{row} input[name=grade]").focus()
+        page.keyboard.insert_text("0.5")
+        press(tab, "Enter")  # Enter in the grade box saves the grade
+        faithfulness = ".metric[data-metric='faithfulness']"
+        page.locator(f"{faithfulness} select[name='claim-2']").select_option("supported")
+        page.locator(f"{faithfulness} input[name=note]").focus()
+        page.keyboard.insert_text("Berlin is true, just off topic")
+        page.keyboard.press("Enter")  # leaves the note: nothing is saved yet
+        assert read_labels(labels)[-1].metric == "answer_correctness"
+        press(tab, "n")  # the note's row is the current one
+        grade, verdict = read_labels(labels)
+        assert (grade.metric, grade.verdict, grade.note) == ("answer_correctness", 0.5, None)
+        assert (verdict.metric, verdict.verdict) == ("faithfulness", 0)
+        assert verdict.note == "Berlin is true, just off topic"
+        assert [(c.index, c.verdict) for c in verdict.claims or ()] == [(2, "supported")]
+        assert "you: 0.5" in page.locator(row).inner_text()
+        only_local(tab)

@@ -42,7 +42,15 @@
     const typing = target instanceof HTMLElement &&
       (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
     if (typing) {
-      if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && target.form) {
+      const labelForm = target.form && target.form.classList.contains("label");
+      if (event.key === "Enter" && labelForm) {
+        // Enter in a grade saves the grade; in a note it leaves the box (y/n then save
+        // the verdict with the note): never the form's first button by surprise.
+        event.preventDefault();
+        const grade = target.form.querySelector('button[value="grade"]');
+        if (target.name === "grade" && grade) target.form.requestSubmit(grade);
+        else target.blur();
+      } else if (event.key === "Enter" && (event.ctrlKey || event.metaKey) && target.form) {
         event.preventDefault();
         target.form.requestSubmit();
       } else if (event.key === "Escape") {
@@ -77,8 +85,12 @@
     if (handled) event.preventDefault();
   });
 
-  // Clicking a metric row makes it the one y/n answer.
-  metrics().forEach((row) => row.addEventListener("click", function () {
-    metrics().forEach((r) => r.classList.toggle("current", r === row));
-  }));
+  // Clicking in a metric row, or a field of it, makes it the one y/n answer.
+  metrics().forEach((row) => {
+    const pick = function () {
+      metrics().forEach((r) => r.classList.toggle("current", r === row));
+    };
+    row.addEventListener("click", pick);
+    row.addEventListener("focusin", pick);
+  });
 })();
