@@ -115,7 +115,8 @@ def build(args: argparse.Namespace, token: str) -> tuple[Any, str]:
     if not source.is_file():
         raise ConfigError(f"{source}: no such file")
     reviewer = args.reviewer or default_reviewer()
-    hosts = [args.host]
+    # on every interface the Host header is whatever name other machines use: any
+    hosts = ["*"] if args.host in ("0.0.0.0", "::") else [args.host]
     if is_results_file(source):
         if args.output or args.corpus:
             raise ConfigError(

@@ -385,7 +385,7 @@ def _metric_row(
     ]
     others = [
         label
-        for label in snapshot.state.for_case(case_id, pipeline)
+        for label in snapshot.fresh_of(case)
         if label.metric == metric and label.reviewer != snapshot.reviewer
     ]
     status: list[Html] = []
@@ -785,9 +785,7 @@ async def undo(request: Request) -> Response:
     review, snapshot, n, show = found
     case = snapshot.cases[n - 1]
     mine: Sequence[Label] = [
-        label
-        for label in snapshot.state.for_case(str(case["id"]), str(case["pipeline"]))
-        if label.reviewer == snapshot.reviewer
+        label for label in snapshot.fresh_of(case) if label.reviewer == snapshot.reviewer
     ]
     if mine:
         last = max(enumerate(mine), key=lambda pair: (pair[1].time, pair[0]))[1]

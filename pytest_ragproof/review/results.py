@@ -53,9 +53,18 @@ class Snapshot:
     state: LabelState
     reviewer: str
     metrics: Sequence[Sequence[tuple[str, str]]] = field(default_factory=list)
+    _by_case: dict[tuple[str, str], list[Label]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "metrics", [judged_metrics(c) for c in self.cases])
+        for label in self.state.fresh:
+            self._by_case.setdefault((label.case_id, label.pipeline), []).append(label)
+
+    def fresh_of(self, case: Mapping[str, Any]) -> list[Label]:
+        """Every reviewer's fresh labels of one case (one pipeline), in file order."""
+        return self._by_case.get((str(case["id"]), str(case["pipeline"])), [])
 
     def reviewed(self, index: int) -> bool:
         """Has this reviewer a fresh label of every judged metric of case ``index``?"""
@@ -73,7 +82,7 @@ class Snapshot:
         return any(
             label.verdict is not None
             and disagrees(_number(scores.get(label.metric)), float(label.verdict))
-            for label in self.state.for_case(str(case["id"]), str(case["pipeline"]))
+            for label in self.fresh_of(case)
         )
 
     def order(self, name: str) -> list[int]:

@@ -72,8 +72,11 @@ def _check_record(record: Mapping[str, Any], source: str, number: int) -> None:
     """The record as a case would validate (edits must keep the case valid)."""
     from pytest_ragproof.dataset.io import load_dataset
 
+    probe = dict(record)
+    if probe.get("review_status") == "rejected":
+        probe["review_status"] = "pending"  # a dataset of rejected cases only holds none
     try:
-        load_dataset([dict(record)])
+        load_dataset([probe])
     except DatasetError as exc:
         raise DatasetError(
             f"the edit would make case {number} invalid: {exc.reason}",

@@ -476,3 +476,27 @@ def test_agreement_page_shows_what_judge_check_prints(
         (case_number(results_path, c), c) for c in ("inj-1", "qa-paris", "qa-sky")
     ]
     assert "disagreements: 3" in printed and "Disagreements (3)" in page
+
+
+def test_any_host_name_only_when_listening_everywhere(results_path: Path, tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    review = ResultsReview.open(results_path, tmp_path / "labels.jsonl")
+    everywhere = create_app(results_areas(review), token=TOKEN, reviewer="ana", hosts=["*"])
+    client = TestClient(everywhere, base_url="http://review-box.lan:8000")
+    assert client.get(f"/cases?token={TOKEN}").status_code == 200  # the token still counts
+    assert "no session token" in TestClient(everywhere, base_url="http://x.lan").get("/").text
+    loopback = create_app(results_areas(review), token=TOKEN, reviewer="ana")
+    refused = TestClient(loopback, base_url="http://review-box.lan:8000").get(f"/?token={TOKEN}")
+    assert refused.status_code == 403 and "unknown Host header" in refused.text
+
+
+def test_html_escapes_text_and_attributes() -> None:
+    from pytest_ragproof.review.html import Html, tag
+
+    made = tag("a", '<b>"x"</b>', href='/case/1?a="b"&c', data_note="it's <i>", hidden=True)
+    assert made == (
+        '<a href="/case/1?a=&quot;b&quot;&amp;c" data-note="it&#x27;s &lt;i&gt;" hidden>'
+        "&lt;b&gt;&quot;x&quot;&lt;/b&gt;</a>"
+    )
+    assert tag("p", Html("<b>ours</b>"), None, 3) == "<p><b>ours</b>3</p>"
