@@ -68,12 +68,10 @@ def people_line(people: Mapping[str, Any]) -> str:
 
 
 async def agreement_page(request: Request) -> Response:
-    from pytest_ragproof.labels import agreement
-
     review: ResultsReview = request.app.state.results_review
     reviewer = getattr(request.app.state, APP_KEY).reviewer
     snapshot = review.snapshot(reviewer)
-    report = agreement(snapshot.document, snapshot.labels)
+    report = review.agreement()
     index = {(str(c.get("id")), str(c.get("pipeline"))): n for n, c in enumerate(snapshot.cases, 1)}
     summary = [
         f"{report.fresh} label(s) counted",

@@ -12,17 +12,21 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pytest_ragproof.errors import ConfigError
+from pytest_ragproof.errors import ConfigError, LabelError
 from pytest_ragproof.labels import (
     Label,
     LabelState,
     append_label,
     current_labels,
     judged_metrics,
+    parse_labels,
     read_labels,
 )
+
+if TYPE_CHECKING:
+    from pytest_ragproof.labels import AgreementReport
 
 __all__ = ["FILTERS", "ResultsReview", "Snapshot", "disagrees"]
 
@@ -109,6 +113,22 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
+@dataclass(frozen=True)
+class _LabelsRead:
+    file: tuple[int, int]  # st_dev, st_ino
+    size: int  # bytes parsed
+    labels: list[Label]
+
+
+def _decode(data: bytes, path: Path) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise LabelError(
+            "the file is not UTF-8 text", source=str(path), hint="a labels file is UTF-8 JSONL"
+        ) from None
+
+
 class ResultsReview:
     """One results file under review and the labels file verdicts are appended to."""
 
@@ -117,6 +137,10 @@ class ResultsReview:
         self.labels_path = labels
         self._stamp: tuple[int, int] | None = None
         self._document: dict[str, Any] = {}
+        self._labels: _LabelsRead | None = None
+        self._state: tuple[Any, LabelState] | None = None
+        self._snapshot: tuple[Any, Snapshot] | None = None
+        self._agreement: tuple[Any, AgreementReport] | None = None
         self.document()  # refuse a redacted or unreadable file now
 
     @classmethod
@@ -153,15 +177,69 @@ class ResultsReview:
         return self._document
 
     def labels(self) -> list[Label]:
-        if not self.labels_path.exists():
+        """Every line of the labels file, parsed; only lines appended since are parsed anew.
+
+        The file is append-only while the app runs; a file replaced or shortened (a
+        ``ragproof labels merge`` over it) is read again whole.
+        """
+        try:
+            info = os.stat(self.labels_path)
+        except FileNotFoundError:
+            self._labels = None
             return []
-        return read_labels(self.labels_path)
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot read labels file {self.labels_path}: {type(exc).__name__}"
+            ) from None
+        cached = self._labels
+        same_file = cached is not None and cached.file == (info.st_dev, info.st_ino)
+        if cached is not None and same_file and info.st_size == cached.size:
+            return cached.labels
+        if cached is not None and same_file and info.st_size > cached.size:
+            with self.labels_path.open("rb") as fh:
+                fh.seek(cached.size)
+                tail = fh.read()
+            try:
+                added = parse_labels(tail.decode("utf-8"), str(self.labels_path))
+            except (UnicodeDecodeError, LabelError):
+                added = None  # read whole: the error then names the file's own line
+            if added is not None and tail.endswith(b"\n"):
+                labels = [*cached.labels, *added]
+                self._labels = _LabelsRead(
+                    (info.st_dev, info.st_ino), cached.size + len(tail), labels
+                )
+                return labels
+        with self.labels_path.open("rb") as fh:
+            data = fh.read()
+        labels = parse_labels(_decode(data, self.labels_path), str(self.labels_path))
+        self._labels = _LabelsRead((info.st_dev, info.st_ino), len(data), labels)
+        return labels
 
     def snapshot(self, reviewer: str) -> Snapshot:
+        """The results and labels now; kept while neither file changes."""
         document = self.document()
         labels = self.labels()
+        key = (self._stamp, len(labels), id(self._labels), reviewer)
+        if self._snapshot is not None and self._snapshot[0] == key:
+            return self._snapshot[1]
+        state = self._state
+        if state is None or state[0] != key[:3]:
+            state = (key[:3], current_labels(labels, document))
+            self._state = state
         cases = [c for c in document["cases"] if isinstance(c, Mapping)]
-        return Snapshot(document, cases, labels, current_labels(labels, document), reviewer)
+        snapshot = Snapshot(document, cases, labels, state[1], reviewer)
+        self._snapshot = (key, snapshot)
+        return snapshot
+
+    def agreement(self) -> AgreementReport:
+        """:func:`pytest_ragproof.labels.agreement` now; kept while neither file changes."""
+        from pytest_ragproof.labels import agreement
+
+        snapshot = self.snapshot("")
+        key = self._snapshot[0][:3] if self._snapshot is not None else None
+        if self._agreement is None or self._agreement[0] != key:
+            self._agreement = (key, agreement(snapshot.document, snapshot.labels))
+        return self._agreement[1]
 
     def append(self, label: Label) -> None:
         append_label(self.labels_path, label)
