@@ -162,6 +162,20 @@ def _open_browser(url: str) -> bool:
     return webbrowser.open(url)
 
 
+def _start_opener(server: Any, url: str) -> None:
+    """Open the browser once the server listens (unless there is no browser)."""
+    import threading
+    import time
+
+    def opener() -> None:
+        while not server.started and not server.should_exit:
+            time.sleep(0.05)
+        if server.started and not _open_browser(url):
+            print("ragproof review: no browser found; open the URL above", file=sys.stderr)
+
+    threading.Thread(target=opener, daemon=True).start()
+
+
 def run(args: argparse.Namespace) -> int:
     _imports()
     from pytest_ragproof.review.security import new_token
@@ -181,24 +195,14 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"cannot listen on {args.host}:{args.port} ({exc.strerror})") from None
     url = f"{url_of(sock)}/?token={token}"
     server = make_server(app)
-    print(f"ragproof review: {writes}")
-    print(f"ragproof review: open {url}")
-    print("ragproof review: press Ctrl+C to stop", flush=True)
-    if not args.no_browser:
-        import threading
-
-        def opener() -> None:
-            import time
-
-            while not server.started and not server.should_exit:
-                time.sleep(0.05)
-            if server.started and not _open_browser(url):
-                print("ragproof review: no browser found; open the URL above", file=sys.stderr)
-
-        threading.Thread(target=opener, daemon=True).start()
     try:
+        print(f"ragproof review: {writes}")
+        print(f"ragproof review: open {url}")
+        print("ragproof review: press Ctrl+C to stop", flush=True)
+        if not args.no_browser:
+            _start_opener(server, url)
         server.run(sockets=[sock])
-    except KeyboardInterrupt:  # uvicorn shut down on Ctrl+C, then re-raised the signal
+    except KeyboardInterrupt:  # Ctrl+C: uvicorn shut down, then re-raised the signal
         pass
     finally:
         sock.close()
