@@ -500,3 +500,23 @@ def test_html_escapes_text_and_attributes() -> None:
         "&lt;b&gt;&quot;x&quot;&lt;/b&gt;</a>"
     )
     assert tag("p", Html("<b>ours</b>"), None, 3) == "<p><b>ours</b>3</p>"
+
+
+def test_the_dataset_model_reads_edits_in_provenance(generated: GeneratedFiles) -> None:
+    from pytest_ragproof.dataset.io import load_dataset
+
+    record = json.loads(generated.cases.read_text().splitlines()[0])
+    edit = {
+        "field": "question",
+        "before": "Old?",
+        "reviewer": "ana",
+        "time": "2026-12-02T10:00:00Z",
+    }
+    record["provenance"]["edits"] = [edit]
+    record["review_status"] = "edited"
+    (case,) = load_dataset([record]).cases
+    assert case.provenance is not None and case.provenance.edits is not None
+    assert case.provenance.edits[0].before == "Old?"
+    record["provenance"]["edits"] = [{**edit, "field": "kind"}]
+    with pytest.raises(DatasetError, match=r"provenance\.edits"):
+        load_dataset([record])
