@@ -179,12 +179,14 @@ async def list_page(request: Request) -> Response:
 
 def _label_summary(review: ResultsReview, snapshot: Snapshot) -> Html:
     state = snapshot.state
-    parts = [f"labels: {review.labels_path}", f"{len(state.fresh)} counted"]
+    parts = [f"labels: {review.labels_path.name}", f"{len(state.fresh)} counted"]
     if state.stale:
         parts.append(f"{len(state.stale)} stale (not counted)")
     if state.unmatched:
         parts.append(f"{len(state.unmatched)} of cases not in these results")
-    return tag("p", " · ".join(parts), class_="muted", id="label-summary")
+    return tag(
+        "p", " · ".join(parts), class_="muted", id="label-summary", title=str(review.labels_path)
+    )
 
 
 def _conversation(case: Mapping[str, Any]) -> Html:
