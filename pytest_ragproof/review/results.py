@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -70,24 +71,41 @@ class Snapshot:
         """Every reviewer's fresh labels of one case (one pipeline), in file order."""
         return self._by_case.get((str(case["id"]), str(case["pipeline"])), [])
 
+    @cached_property
+    def _reviewed(self) -> list[bool]:
+        out = []
+        for case, metrics in zip(self.cases, self.metrics, strict=True):
+            case_id, pipeline = str(case["id"]), str(case["pipeline"])
+            label_of = self.state.label_of
+            out.append(
+                bool(metrics)
+                and all(
+                    label_of(self.reviewer, case_id, pipeline, m) is not None for m, _ in metrics
+                )
+            )
+        return out
+
+    @cached_property
+    def _disagree(self) -> list[bool]:
+        out = []
+        for case in self.cases:
+            scores = case.get("metrics") or {}
+            out.append(
+                any(
+                    label.verdict is not None
+                    and disagrees(_number(scores.get(label.metric)), float(label.verdict))
+                    for label in self.fresh_of(case)
+                )
+            )
+        return out
+
     def reviewed(self, index: int) -> bool:
         """Has this reviewer a fresh label of every judged metric of case ``index``?"""
-        metrics = self.metrics[index]
-        case = self.cases[index]
-        return bool(metrics) and all(
-            self.state.label_of(self.reviewer, str(case["id"]), str(case["pipeline"]), m)
-            is not None
-            for m, _ in metrics
-        )
+        return self._reviewed[index]
 
     def disagreement(self, index: int) -> bool:
-        case = self.cases[index]
-        scores = case.get("metrics") or {}
-        return any(
-            label.verdict is not None
-            and disagrees(_number(scores.get(label.metric)), float(label.verdict))
-            for label in self.fresh_of(case)
-        )
+        """Does a fresh label of case ``index`` disagree with the judge's score?"""
+        return self._disagree[index]
 
     def order(self, name: str) -> list[int]:
         """0-based indexes of the cases filter ``name`` shows, in the results' order."""
