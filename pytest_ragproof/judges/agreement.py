@@ -225,12 +225,14 @@ def bootstrap(
     binary = figures is binary_figures
     cells = [2 * int(y) + int(p) for y, p in zip(labels, scores, strict=True)] if binary else []
     for _ in range(resamples if n else 0):
-        picks = rng.choices(range(n), k=n)
         if binary:
-            drawn_cells = [cells[i] for i in picks]
+            # choices() over the cells draws exactly what it draws over range(n) (one
+            # random() per pick), without indexing the cells again.
+            drawn_cells = rng.choices(cells, k=n)
             tn, fp, fn, tp = (drawn_cells.count(v) for v in range(4))
             found = figures_of(tp, fp, fn, tn)
         else:
+            picks = rng.choices(range(n), k=n)
             found = figures([labels[i] for i in picks], [scores[i] for i in picks])
         for name, value in found.items():
             bucket = drawn.setdefault(name, [])

@@ -194,3 +194,24 @@ def test_a_real_judged_run_labels_go_stale_when_the_answer_changes(
     assert second["labels"]["stale"] == {"digest": 1}
     assert second["metrics"]["faithfulness"]["all"]["labelled"] == 2
     assert "1 stale" in capsys.readouterr().out
+
+
+def test_the_docs_show_what_the_command_prints(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/judges.md shows this run's output word for word (default 1000 resamples)."""
+    monkeypatch.chdir(tmp_path)
+    _, labels, doc = project(Path("."))
+    stale = {**doc["cases"][0], "answer": "An older answer."}
+    append_label(labels, label_for(doc, stale, "faithfulness", 0, "carl", time=TIME))
+    args = ["--results", "results.json", "--labels", "labels.jsonl", "--min-kappa", "0.3"]
+    assert main(["judge-check", *args]) == 0
+    printed = capsys.readouterr()
+    page = (Path(__file__).resolve().parents[2] / "docs" / "judges.md").read_text("utf-8")
+    start = page.index("\njudge-check: the judges of results.json")
+    block = page[start + 1 : page.index("```", start)]
+    assert printed.out == block
+    assert (
+        "ragproof judge-check --results results.json --labels labels.jsonl --min-kappa 0.3" in page
+    )
+    assert "faithfulness: κ = 0.308 meets the floor" in printed.err
