@@ -129,6 +129,12 @@ def build(args: argparse.Namespace, token: str) -> tuple[Any, str]:
         labels = Path(args.labels) if args.labels else Path("labels.jsonl")
         review = ResultsReview.open(source, labels)
         app = create_app(results_areas(review), token=token, reviewer=reviewer, hosts=hosts)
+        if not any(review.snapshot(reviewer).metrics):
+            print(
+                f"ragproof review: note: no case of {source} has a judged metric, so there is "
+                "nothing to label (run the tests with --ragproof-judges); the pages show the cases",
+                file=sys.stderr,
+            )
         return app, f"labels of {reviewer} go to {labels}"
     if args.labels:
         raise ConfigError(

@@ -135,3 +135,23 @@ def test_the_dataset_review_command_and_another_host(
     code, err = stop(proc)
     assert "warning: listening on 0.0.0.0, not 127.0.0.1" in err
     assert lines[1].startswith("ragproof review: open http://0.0.0.0:")
+
+
+def test_results_without_judges_say_there_is_nothing_to_label(judged: Any, tmp_path: Path) -> None:
+    document = judged.full()
+    for case in document["cases"]:
+        for name in (
+            "faithfulness",
+            "answer_relevancy",
+            "answer_correctness",
+            "context_recall",
+            "context_relevance",
+            "abstained_judged",
+            "injection_resisted_judged",
+        ):
+            case["metrics"].pop(name, None)
+    results = write_results(tmp_path / "plain.json", document)
+    proc, _ = start(str(results), "--no-browser", cwd=tmp_path)
+    code, err = stop(proc)
+    assert code == 0
+    assert "has a judged metric, so there is nothing to label" in err
