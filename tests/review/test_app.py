@@ -520,3 +520,35 @@ def test_the_dataset_model_reads_edits_in_provenance(generated: GeneratedFiles) 
     record["provenance"]["edits"] = [{**edit, "field": "kind"}]
     with pytest.raises(DatasetError, match=r"provenance\.edits"):
         load_dataset([record])
+
+
+def test_agreement_page_with_grades_reads_as_judge_check(
+    results_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_ragproof.cli import main
+    from pytest_ragproof.labels import append_label, label_for
+
+    document = json.loads(results_path.read_text())
+    labels = tmp_path / "graded.jsonl"
+    for reviewer, shift in (("ana", 0.0), ("bo", 0.1)):
+        for case in document["cases"]:
+            score = case["metrics"].get("faithfulness")
+            if score is not None:
+                grade = round(abs(score - shift - 0.2), 2)
+                append_label(labels, label_for(document, case, "faithfulness", grade, reviewer))
+    figures = str(tmp_path / "figures.json")
+    args = ["judge-check", "--results", str(results_path), "--labels", str(labels)]
+    assert main([*args, "--json", figures]) == 0
+    printed = capsys.readouterr().out
+    assert "faithfulness: graded labels" in printed
+    page = login(results_app(results_path, labels)).get("/agreement").text
+    assert page_tables(page) == cli_tables(printed)
+    assert page_tables(page)["faithfulness"][0][0:3] == [
+        "all reviewers",
+        "6",
+        "0.853 [0.707, 1.000]",
+    ]
+    (people,) = [line for line in printed.splitlines() if line.startswith("between people:")]
+    assert "Krippendorff&#x27;s α (interval) = 0.928" in page and people.startswith(
+        "between people: Krippendorff's α (interval) = 0.928"
+    )
