@@ -14,6 +14,7 @@ database URL or ``default``), else ``$RAGPROOF_HISTORY``, else ``default``:
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
 from collections.abc import Sequence
@@ -172,6 +173,7 @@ def _list(args: argparse.Namespace) -> int:
         return 0
     more = limit is not None and len(runs) > limit
     runs = runs[:limit] if limit is not None else runs
+    any_shard = any(r.shard for r in runs)
     rows = [
         [
             r.run_id,
@@ -181,16 +183,12 @@ def _list(args: argparse.Namespace) -> int:
             r.dataset_label,
             _commit(r.git_commit),
             r.git_branch or "-",
-            r.shard or "",
         ]
+        + ([r.shard or ""] if any_shard else [])
         for r in runs
     ]
-    print(
-        _table(
-            rows,
-            ["run", "time (UTC)", "verdict", "pass/fail/err", "dataset", "commit", "branch", ""],
-        )
-    )
+    headers = ["run", "time (UTC)", "verdict", "pass/fail/err", "dataset", "commit", "branch"]
+    print(_table(rows, headers + (["shard"] if any_shard else [])))
     if more:
         print("… older runs not shown: --limit 0 shows all")
     return 0
@@ -268,8 +266,10 @@ def _trend(args: argparse.Namespace) -> int:
             known = [k for k in known if k.startswith(selector + ":")] or known
         shown = ", ".join(known[:30]) + (", …" if len(known) > 30 else "")
         where = f" for pipeline {args.pipeline}" if args.pipeline else ""
+        close = difflib.get_close_matches(args.metric, known, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
         raise HistoryError(
-            f"no run in the store has {args.metric}{where}; metrics with a trend: "
+            f"no run in the store has {args.metric}{where}{hint}; metrics with a trend: "
             f"{shown or 'none (the store holds no run)'}"
         )
     for s in series:

@@ -13,6 +13,7 @@ asks for history. A value is one of
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,7 +60,10 @@ def resolve_target(value: str, base: Path, *, default_base: Path | None = None) 
         )
     if text == DEFAULT_WORD:
         path = ((default_base or base) / DEFAULT_PATH).resolve()
-        return Target(f"sqlite:///{path}", str(DEFAULT_PATH), path)
+        # Shown from where the command ran: rootdir may be a subfolder (its own pytest.ini).
+        rel = os.path.relpath(path)
+        shown = str(path) if rel.startswith(os.path.join("..", "..", "..")) else rel
+        return Target(f"sqlite:///{path}", shown, path)
     if "://" in text:
         scheme = text.split("://", 1)[0]
         dialect = scheme.split("+", 1)[0]

@@ -85,7 +85,7 @@ def test_the_ini_default_store_is_made_only_when_history_is_asked_for(
             f"--rootdir={project.path}",
         )
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["history: run * recorded in .ragproof/history.sqlite"])
+    result.stdout.fnmatch_lines(["history: run * recorded in ../.ragproof/history.sqlite"])
     assert len(_runs(project.path / ".ragproof" / "history.sqlite")) == 1
     assert not (sub / ".ragproof").exists()
 
