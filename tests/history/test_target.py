@@ -10,14 +10,21 @@ from pytest_ragproof.errors import HistoryError
 from pytest_ragproof.history.target import resolve_target
 
 
-def test_paths_urls_and_the_default(tmp_path: Path) -> None:
+def test_paths_urls_and_the_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "root"
     here = resolve_target("runs/h.sqlite", tmp_path)
     assert here.path == tmp_path / "runs" / "h.sqlite" and here.shown == "runs/h.sqlite"
     assert here.url == f"sqlite:///{tmp_path / 'runs' / 'h.sqlite'}"
+    root.mkdir(exist_ok=True)
+    monkeypatch.chdir(root)  # shown from where the command ran
     default = resolve_target("default", tmp_path, default_base=root)
     assert default.path == root / ".ragproof" / "history.sqlite"
     assert default.shown == ".ragproof/history.sqlite"
+    (root / "sub").mkdir()
+    monkeypatch.chdir(root / "sub")
+    assert resolve_target("default", tmp_path, default_base=root).shown == (
+        "../.ragproof/history.sqlite"
+    )
     assert resolve_target("sqlite:///rel.db", tmp_path).path == tmp_path / "rel.db"
     assert resolve_target(f"sqlite:///{tmp_path}/abs.db", root).path == tmp_path / "abs.db"
     pg = resolve_target("postgresql://ci:s3cret@db.example:5432/runs", tmp_path)
