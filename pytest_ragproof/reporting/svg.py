@@ -73,8 +73,10 @@ _EM_GROUPS = (
 _EM = {ch: em for em, chars in _EM_GROUPS for ch in chars}
 _EM_OTHER = 0.8  # any other character (accented letters, symbols, other scripts)
 _EM_WIDE = 1.05  # East Asian wide and full-width characters
-# Bold text and other fonts (Liberation, Noto) stay inside this margin over DejaVu Sans.
+# Other fonts (Liberation, Noto) stay inside this margin over DejaVu Sans; bold
+# DejaVu Sans is up to 1.27 times as wide as regular ("J"), hence its own factor.
 _MARGIN = 1.12
+_BOLD = 1.15
 
 FONT = 12  # the report's chart font size (report.css: svg.chart)
 SMALL = 10
@@ -90,7 +92,7 @@ GROUP_GAP = 9
 LINE_H = 14
 
 
-def text_width(text: str, size: float = FONT) -> float:
+def text_width(text: str, size: float = FONT, *, bold: bool = False) -> float:
     """A generous width of ``text`` in pixels at font ``size`` (never less than drawn)."""
     total = 0.0
     for ch in text:
@@ -103,13 +105,13 @@ def text_width(text: str, size: float = FONT) -> float:
             else:
                 em = _EM_OTHER
         total += em
-    return total * size * _MARGIN
+    return total * size * _MARGIN * (_BOLD if bold else 1.0)
 
 
-def wrap(text: str, max_width: float, size: float = FONT) -> list[str]:
+def wrap(text: str, max_width: float, size: float = FONT, *, bold: bool = False) -> list[str]:
     """``text`` in lines no wider than ``max_width``: broken after a space, ``_``, ``:``,
     ``-``, ``/``, ``@``, ``.``, ``,`` or ``)`` where it can, else inside a word."""
-    if text_width(text, size) <= max_width:
+    if text_width(text, size, bold=bold) <= max_width:
         return [text]
     tokens: list[str] = []
     current = ""
@@ -123,12 +125,12 @@ def wrap(text: str, max_width: float, size: float = FONT) -> list[str]:
     lines: list[str] = []
     line = ""
     for token in tokens:
-        if line and text_width(line + token.rstrip(), size) > max_width:
+        if line and text_width(line + token.rstrip(), size, bold=bold) > max_width:
             lines.append(line.rstrip())
             line = ""
-        while text_width(token.rstrip(), size) > max_width:  # one token wider than a line
+        while text_width(token.rstrip(), size, bold=bold) > max_width:  # wider than a line
             cut = 1
-            while cut < len(token) and text_width(token[: cut + 1], size) <= max_width:
+            while cut < len(token) and text_width(token[: cut + 1], size, bold=bold) <= max_width:
                 cut += 1
             lines.append(token[:cut])
             token = token[cut:]
@@ -150,9 +152,9 @@ def legend(series: Sequence[str]) -> str:
     return f'<div class="legend">{items}</div>'
 
 
-def label_width(labels: Sequence[str], size: float = FONT) -> int:
+def label_width(labels: Sequence[str], size: float = FONT, *, bold: bool = False) -> int:
     """The width of a label column: the widest label fits whole."""
-    widest = max((text_width(label, size) for label in labels), default=0.0)
+    widest = max((text_width(label, size, bold=bold) for label in labels), default=0.0)
     return max(MIN_LABEL_W, math.ceil(widest) + LABEL_PAD)
 
 
@@ -275,7 +277,7 @@ def histogram(
     for panel in panels:
         panel_w = max(
             plot_w + 2 * HIST_PAD,
-            text_width(panel.name) + 2 * HIST_PAD,
+            text_width(panel.name, bold=True) + 2 * HIST_PAD,
             text_width(panel.caption, 11) + 2 * HIST_PAD,
         )
         left = x + (panel_w - plot_w) / 2
@@ -354,8 +356,8 @@ def stacked_bars(
     written on its first row; the pipeline column is left out when every pipeline
     name is empty (a run of one pipeline).
     """
-    group_lines = [wrap(group, MAX_LABEL_W) for group, _, _ in rows]
-    group_w = label_width([line for lines in group_lines for line in lines])
+    group_lines = [wrap(group, MAX_LABEL_W, bold=True) for group, _, _ in rows]
+    group_w = label_width([line for lines in group_lines for line in lines], bold=True)
     with_pipeline = any(pipeline for _, pipeline, _ in rows)
     pipe_w = label_width([p for _, p, _ in rows]) if with_pipeline else 0
     texts = [_status_text(counts, statuses) for _, _, counts in rows]
