@@ -125,9 +125,10 @@ def _scores(cases: Sequence[Mapping[str, Any]], metric: str) -> list[float]:
     out = []
     for c in cases:
         value = (c.get("metrics") or {}).get(metric)
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        if number and math.isfinite(float(value)):
-            out.append(float(value))
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            number = float(value)
+            if math.isfinite(number):
+                out.append(number)
     return out
 
 
