@@ -47,6 +47,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "pytest_ragproof.commands.judge_check",
         "measure a judge's agreement with human labels",
     ),
+    "labels": (
+        "pytest_ragproof.commands.labels",
+        "join reviewers' labels files (labels merge) and report their agreement",
+    ),
     "merge": (
         "pytest_ragproof.commands.merge",
         "merge the results files of a run's shards and gate them as one run",

@@ -4,7 +4,8 @@
 
     RagproofError                      base of every deliberate error
     ├── DatasetError                   a dataset file or record is invalid (never echoes values)
-    │   └── FrozenDatasetModifiedError a frozen file no longer matches its hash / canonical form
+    │   ├── FrozenDatasetModifiedError a frozen file no longer matches its hash / canonical form
+    │   └── LabelError                 a human label or a labels file is invalid
     ├── ConfigError                    a bad option, threshold expression or setting
     │   └── PipelineSignatureError     the pipeline requires a parameter ragproof never passes
     ├── MissingExtraError              an optional dependency ("extra") is not installed
@@ -74,6 +75,14 @@ class DatasetError(RagproofError):
 
 class FrozenDatasetModifiedError(DatasetError):
     """A frozen dataset file was changed after it was frozen."""
+
+
+class LabelError(DatasetError):
+    """A human label (``ragproof.label/1``) or a labels file is invalid.
+
+    Raised by the label's constructor (field and problem, no source) and by the
+    reader and the appender (file, line, field and the fix); never the note's text.
+    """
 
 
 class ConfigError(RagproofError):

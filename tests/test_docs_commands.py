@@ -138,6 +138,11 @@ def _subcommands() -> dict[str, set[str]]:
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     options = {name: set(p._option_string_actions) for name, p in sub.choices.items()}
+    for name, p in sub.choices.items():  # ragproof labels merge: the action's options too
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for nested in action.choices.values():
+                    options[name] |= set(nested._option_string_actions)
     options[""] = set(parser._option_string_actions)  # ragproof --version, ragproof --help
     for name, p in sub.choices.items():  # nested ones: ragproof history add, …
         for action in p._actions:

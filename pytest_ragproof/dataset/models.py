@@ -31,7 +31,7 @@ QuestionType = Literal[
     "simple", "complex", "distracting", "situational", "double", "conversational", "out_of_scope"
 ]
 Split = Literal["optimize", "validation", "test"]
-ReviewStatus = Literal["pending", "approved", "rejected"]
+ReviewStatus = Literal["pending", "approved", "edited", "rejected"]
 
 
 NonEmptyStr = Annotated[str, Field(min_length=1)]

@@ -117,8 +117,21 @@ class FinishHooks(WorkerMerge):
             target = options.get(self.config, name)
             if target:
                 path = (base / str(target)).resolve()
-                files = write_export(name, results, path)
+                labels = self._labels(results) if name == "inspectorraget" else None
+                files = write_export(name, results, path, labels=labels)
                 self.written.append(f"{name} written to {', '.join(str(f) for f in files)}")
+
+    def _labels(self, results: dict[str, Any]) -> list[Any] | None:
+        """People's labels for the InspectorRAGet export (checked readable at the start)."""
+        shown = options.get(self.config, "inspectorraget_labels")
+        if not shown:
+            return None
+        from pytest_ragproof.labels import read_labels
+        from pytest_ragproof.reporting.inspectorraget_people import annotators_summary
+
+        labels = read_labels(self.config.invocation_params.dir / str(shown))
+        self.written.append(f"inspectorraget {annotators_summary(results, labels)}")
+        return labels
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         outcome = self.outcome

@@ -341,6 +341,12 @@ OPTIONS: tuple[Option, ...] = (
         "kind, e.g. run.json -> run.qa.json, run.unanswerable.json, run.injection.json)",
         metavar="PATH",
     ),
+    Option(
+        "inspectorraget_labels",
+        "a labels file of ragproof review: the InspectorRAGet export shows each reviewer as an "
+        "annotator (worker human:<reviewer>) beside the judge; stale labels are left out",
+        metavar="PATH",
+    ),
     # Run history (docs/history.md).
     Option(
         "history",
