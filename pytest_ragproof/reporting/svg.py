@@ -26,6 +26,7 @@ __all__ = [
     "STATUS_COLORS",
     "DeltaRow",
     "HistogramPanel",
+    "TrendMark",
     "bar_chart",
     "color",
     "delta_chart",
@@ -34,6 +35,7 @@ __all__ = [
     "legend",
     "stacked_bars",
     "text_width",
+    "trend_chart",
     "wrap",
 ]
 
@@ -531,3 +533,132 @@ def delta_chart(title: str, rows: Sequence[DeltaRow], *, limit: float = 1.0) -> 
         f"{escape(axis_note)}</text>"
     )
     return "".join([*_open(title, width, plot_bottom + 38), *out, "</svg>"])
+
+
+# -- a metric over runs -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrendMark:
+    """One run's value in a trend: its tooltip names the run (and its commit)."""
+
+    value: float | None  # None: the run has no value (no case scored it)
+    tip: str
+    failed: bool = False  # the run's gate on this metric failed
+
+
+TREND_PLOT_W = 360
+TREND_PLOT_H = 110
+TREND_AXIS_W = 34
+
+
+def _bound_text(op: str, value: float) -> str:
+    shown = {">=": "≥", "<=": "≤"}.get(op, op)
+    return f"gate {shown} {value:g}"
+
+
+def trend_chart(
+    title: str,
+    marks: Sequence[TrendMark],
+    *,
+    bound: tuple[str, float] | None = None,
+    caption: str = "",
+) -> str:
+    """A metric's value over runs, oldest left: a line through a dot per run, the gate's
+    bound as a dashed line named beside it, and the newest value written at the end.
+
+    A run whose gate failed is a diamond, the others dots; a run without a value breaks
+    the line. The scale is 0..1 when every value (and the bound) is in it, else 0 to the
+    largest value.
+    """
+    values = [m.value for m in marks if m.value is not None]
+    top = max([*values, *([bound[1]] if bound else []), 0.0])
+    low = min([*values, *([bound[1]] if bound else []), 0.0])
+    bounded = low >= 0.0 and top <= 1.0
+    y_max = 1.0 if bounded else (top * 1.1 or 1.0)
+    y_min = 0.0 if low >= 0.0 else low * 1.1
+    newest = next((m for m in reversed(marks) if m.value is not None), None)
+    end_text = "" if newest is None or newest.value is None else f"{newest.value:.3g}"
+    bound_label = _bound_text(*bound) if bound else ""
+    right_w = max(text_width(end_text, bold=True), text_width(bound_label, SMALL)) + 12
+    plot_x = TREND_AXIS_W
+    width = max(plot_x + TREND_PLOT_W + right_w, plot_x + text_width(caption, 11) + 4)
+    plot_top = 8.0
+    height = plot_top + TREND_PLOT_H + 34
+
+    def y_of(value: float) -> float:
+        share = (value - y_min) / (y_max - y_min) if y_max > y_min else 0.5
+        return plot_top + TREND_PLOT_H * (1 - max(0.0, min(1.0, share)))
+
+    def x_of(i: int) -> float:
+        if len(marks) <= 1:
+            return plot_x + TREND_PLOT_W / 2
+        return plot_x + 6 + i * (TREND_PLOT_W - 12) / (len(marks) - 1)
+
+    out = [
+        f'<rect x="{plot_x}" y="{plot_top}" width="{TREND_PLOT_W}" height="{TREND_PLOT_H}" '
+        'fill="#f6f8fa"/>'
+    ]
+    for value in (y_min, (y_min + y_max) / 2, y_max):
+        ty = y_of(value)
+        out.append(
+            f'<line x1="{plot_x}" y1="{ty:.1f}" x2="{plot_x + TREND_PLOT_W}" y2="{ty:.1f}" '
+            'stroke="#d0d7de"/>'
+            f'<text x="{plot_x - 4}" y="{ty:.1f}" text-anchor="end" dominant-baseline="middle" '
+            f'font-size="{SMALL}">{value:.3g}</text>'
+        )
+    if bound is not None:
+        by = y_of(bound[1])
+        out.append(
+            f'<line x1="{plot_x}" y1="{by:.1f}" x2="{plot_x + TREND_PLOT_W}" y2="{by:.1f}" '
+            'stroke="#9b1c1c" stroke-width="1.5" stroke-dasharray="6 4">'
+            f"<title>{escape(bound_label)}</title></line>"
+            f'<text x="{plot_x + TREND_PLOT_W + 6}" y="{by:.1f}" dominant-baseline="middle" '
+            f'font-size="{SMALL}" fill="#9b1c1c">{escape(bound_label)}</text>'
+        )
+    segment: list[str] = []
+    lines: list[list[str]] = [segment]
+    for i, m in enumerate(marks):
+        if m.value is None:
+            segment = []
+            lines.append(segment)
+            continue
+        segment.append(f"{x_of(i):.1f},{y_of(m.value):.1f}")
+    for points in lines:
+        if len(points) > 1:
+            out.append(
+                f'<polyline points="{" ".join(points)}" fill="none" stroke="{PALETTE[0]}" '
+                'stroke-width="1.5"/>'
+            )
+    radius = 3.0 if len(marks) <= 60 else 1.8
+    for i, m in enumerate(marks):
+        if m.value is None:
+            continue
+        x, y = x_of(i), y_of(m.value)
+        tip = f"<title>{escape(m.tip)}</title>"
+        if m.failed:
+            r = radius + 1.5
+            points = (
+                f"{x:.1f},{y - r:.1f} {x + r:.1f},{y:.1f} {x:.1f},{y + r:.1f} {x - r:.1f},{y:.1f}"
+            )
+            out.append(f'<polygon points="{points}" fill="{MARKS["regression"]}">{tip}</polygon>')
+        else:
+            out.append(
+                f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{radius}" fill="{PALETTE[0]}">{tip}</circle>'
+            )
+    if newest is not None and newest.value is not None:
+        # beside the plot, at the newest value's height, unless the bound's name is there
+        ny = y_of(newest.value)
+        if bound is not None and abs(ny - y_of(bound[1])) < 12:
+            ny += 12 if ny >= y_of(bound[1]) else -12
+        ny = max(6.0, min(height - 6.0, ny))
+        out.append(
+            f'<text x="{plot_x + TREND_PLOT_W + 6}" y="{ny:.1f}" dominant-baseline="middle" '
+            f'font-weight="600">{escape(end_text)}</text>'
+        )
+    if caption:
+        out.append(
+            f'<text x="{plot_x}" y="{plot_top + TREND_PLOT_H + 22:.1f}" '
+            f'dominant-baseline="middle" font-size="11">{escape(caption)}</text>'
+        )
+    return "".join([*_open(title, width, height), *out, "</svg>"])
