@@ -310,3 +310,42 @@ def test_an_older_results_file_without_intervals_still_draws() -> None:
     unbounded = {**change, "metric": "cost", "baseline_mean": 3.0, "current_mean": 2.5}
     assert delta_rows([unbounded]) == []  # not on the 0..1 scale: in the table only
     assert math.isfinite(row.delta)
+
+
+# -- a metric over runs ------------------------------------------------------------------
+
+
+def test_trend_chart_draws_each_run_the_gate_and_the_newest_value() -> None:
+    from pytest_ragproof.reporting.svg import TrendMark, trend_chart
+
+    marks = [
+        TrendMark(0.9, "run 1 (abc1234): 0.9"),
+        TrendMark(0.85, "run 2: 0.85"),
+        TrendMark(None, "run 3: no value"),
+        TrendMark(0.7, f"run 4 {NASTY}: 0.7", failed=True),
+        TrendMark(0.82, "run 5: 0.82"),
+    ]
+    markup = trend_chart("qa:recall@5 [p]", marks, bound=(">=", 0.8), caption="5 runs")
+    svg = svg_of(markup)
+    dots = svg.findall("circle")
+    (diamond,) = svg.findall("polygon")  # the run whose gate failed
+    assert len(dots) == 3
+    assert text_of(diamond.find("title")) == f"run 4 {NASTY}: 0.7"  # type: ignore[arg-type]
+    # the missing run breaks the line in two
+    assert [len(p.attrib["points"].split()) for p in svg.findall("polyline")] == [2, 2]
+    (gate,) = [line for line in svg.findall("line") if line.attrib.get("stroke-dasharray")]
+    texts = labels(svg)
+    assert "gate ≥ 0.8" in texts and "0.82" in texts and "5 runs" in texts
+    # the 0..1 scale: the bound's line sits at 0.8 of the plot's height from the bottom
+    ys = {t: float(e.attrib["y"]) for e in svg.iter("text") for t in [text_of(e)] if t in "01"}
+    assert float(gate.attrib["y1"]) == pytest.approx(ys["1"] + 0.2 * (ys["0"] - ys["1"]), abs=0.2)
+    assert_text_inside(svg)
+
+
+def test_a_trend_beyond_one_gets_its_own_scale() -> None:
+    from pytest_ragproof.reporting.svg import TrendMark, trend_chart
+
+    svg = svg_of(trend_chart("latency", [TrendMark(2.0, "a"), TrendMark(4.0, "b")]))
+    ticks = [t for t in labels(svg) if re.fullmatch(r"[0-9.]+", t)]
+    assert ticks == ["0", "2.2", "4.4", "4"]  # the scale to 1.1 x the largest; the newest value
+    assert_text_inside(svg)
