@@ -101,7 +101,7 @@ def test_the_charts_need_no_javascript(reports: dict[str, Path], chromium: Brows
         assert page.locator("#cases-table tbody tr").count() == 0
         sizes = page.eval_on_selector_all(
             "main svg.chart",
-            "els => els.map(e => [e.getBoundingClientRect().width, e.getBoundingClientRect().height])",
+            "els => els.map(e => e.getBoundingClientRect()) .map(b => [b.width, b.height])",
         )
         assert len(sizes) >= 4 and all(w > 0 and h > 0 for w, h in sizes)
         assert page.locator("#baseline svg.chart").count() == 1
