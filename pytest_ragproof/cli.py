@@ -43,6 +43,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "pytest_ragproof.commands.report",
         "render a results file as markdown, html or inspectorraget",
     ),
+    "review": (
+        "pytest_ragproof.commands.review",
+        "review results (human labels) or a generated dataset in a local web app",
+    ),
     "judge-check": (
         "pytest_ragproof.commands.judge_check",
         "measure a judge's agreement with human labels",
