@@ -30,9 +30,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlencode
 
-from pytest_ragproof.review.app import Area
-from pytest_ragproof.review.html import Html, join, tag
-from pytest_ragproof.review.layout import APP_KEY, NavItem, message, page
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -49,6 +46,9 @@ from pytest_ragproof.history.queries import (
     run_cases,
 )
 from pytest_ragproof.reporting.svg import DeltaRow, TrendMark, delta_chart, trend_chart
+from pytest_ragproof.review.app import Area
+from pytest_ragproof.review.html import Html, join, tag
+from pytest_ragproof.review.layout import APP_KEY, NavItem, message, page
 
 if TYPE_CHECKING:
     from pytest_ragproof.history.store import Store
