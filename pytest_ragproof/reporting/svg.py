@@ -638,10 +638,10 @@ def trend_chart(
         tip = f"<title>{escape(m.tip)}</title>"
         if m.failed:
             r = radius + 1.5
-            points = (
+            corners = (
                 f"{x:.1f},{y - r:.1f} {x + r:.1f},{y:.1f} {x:.1f},{y + r:.1f} {x - r:.1f},{y:.1f}"
             )
-            out.append(f'<polygon points="{points}" fill="{MARKS["regression"]}">{tip}</polygon>')
+            out.append(f'<polygon points="{corners}" fill="{MARKS["regression"]}">{tip}</polygon>')
         else:
             out.append(
                 f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{radius}" fill="{PALETTE[0]}">{tip}</circle>'
