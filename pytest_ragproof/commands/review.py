@@ -1,5 +1,7 @@
 """``ragproof review``: the local review app (extra ``review``: starlette, uvicorn).
 
+``ragproof review --history STORE`` serves the run history pages (Runs, Run, Compare)
+of a history store; with a results file as well, beside its case pages.
 ``ragproof review RESULTS.json [--labels labels.jsonl] [--reviewer NAME]`` reviews the
 judged cases of a results file and appends human verdicts to the labels file
 (default ``labels.jsonl`` in the current folder). ``ragproof review cases.jsonl -o
@@ -23,8 +25,16 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "input",
+        nargs="?",
         help="a results file (ragproof.results/1) to label, or a generated review file "
-        "(JSONL) to approve, reject and edit",
+        "(JSONL) to approve, reject and edit; optional with --history",
+    )
+    parser.add_argument(
+        "--history",
+        metavar="STORE",
+        help="also serve the run history pages (Runs, Run, Compare) of this history store "
+        "(a SQLite path, 'default' for .ragproof/history.sqlite, or a database URL); "
+        "alone, or beside a results file's case pages",
     )
     parser.add_argument(
         "--labels",
@@ -111,12 +121,23 @@ def build(args: argparse.Namespace, token: str) -> tuple[Any, str]:
     """The app for these arguments and a one-line description of what it writes."""
     from pytest_ragproof.review.app import create_app
 
-    source = Path(args.input)
-    if not source.is_file():
-        raise ConfigError(f"{source}: no such file")
     reviewer = args.reviewer or default_reviewer()
     # on every interface the Host header is whatever name other machines use: any
     hosts = ["*"] if args.host in ("0.0.0.0", "::") else [args.host]
+    history = _history_areas(args)
+    if args.input is None:
+        if not history:
+            raise ConfigError(
+                "give a results file, a generated review file, or --history STORE "
+                "(ragproof review results.json; ragproof review --history default)"
+            )
+        return (
+            create_app(history, token=token, reviewer=reviewer, hosts=hosts),
+            "the history pages only read the store",
+        )
+    source = Path(args.input)
+    if not source.is_file():
+        raise ConfigError(f"{source}: no such file")
     if is_results_file(source):
         if args.output or args.corpus:
             raise ConfigError(
@@ -128,7 +149,8 @@ def build(args: argparse.Namespace, token: str) -> tuple[Any, str]:
 
         labels = Path(args.labels) if args.labels else Path("labels.jsonl")
         review = ResultsReview.open(source, labels)
-        app = create_app(results_areas(review), token=token, reviewer=reviewer, hosts=hosts)
+        areas = results_areas(review) + history
+        app = create_app(areas, token=token, reviewer=reviewer, hosts=hosts)
         if not any(review.snapshot(reviewer).metrics):
             print(
                 f"ragproof review: note: no case of {source} has a judged metric, so there is "
@@ -136,6 +158,11 @@ def build(args: argparse.Namespace, token: str) -> tuple[Any, str]:
                 file=sys.stderr,
             )
         return app, f"labels of {reviewer} go to {labels}"
+    if history:
+        raise ConfigError(
+            f"{source} is not a results file: --history goes with a results file or alone "
+            "(ragproof review --history STORE)"
+        )
     if args.labels:
         raise ConfigError(
             f"{source} is not a results file: --labels is for a results review "
@@ -156,6 +183,19 @@ def build(args: argparse.Namespace, token: str) -> tuple[Any, str]:
     )
     resumed = " (resuming its decisions)" if reviewed.resumed else ""
     return app, f"decisions of {reviewer} go to {output}{resumed}"
+
+
+def _history_areas(args: argparse.Namespace) -> list[Any]:
+    """The history area when ``--history`` names a store (opened once, read per page)."""
+    if not args.history:
+        return []
+    from pytest_ragproof.history.store import open_store
+    from pytest_ragproof.history.target import resolve_target
+    from pytest_ragproof.review.history import HistoryView, history_area
+
+    target = resolve_target(args.history, Path.cwd())
+    store = open_store(target, create=False)
+    return [history_area(HistoryView(store, target.shown))]
 
 
 def _open_browser(url: str) -> bool:

@@ -4,6 +4,8 @@
 * :func:`resolve_run`: a run named by its id, a unique prefix, ``latest`` or ``-N``;
 * :func:`trend`: one metric's mean per run (oldest to newest), per pipeline, with the
   aggregate gate's bound;
+* :func:`headline_trends`: the same for every headline metric (the ones a baseline
+  always compares) and every metric a gate bounded, in the newest runs, in one query;
 * :func:`run_cases`: one run's cases (filterable) and aggregates;
 * :func:`compare_runs`: two runs through the baseline comparison (paired tests, case
   flips, the terminal's verdict lines) plus the per-case answer and score differences.
@@ -33,6 +35,7 @@ __all__ = [
     "TrendPoint",
     "TrendSeries",
     "compare_runs",
+    "headline_trends",
     "list_runs",
     "parse_metric",
     "resolve_run",
@@ -341,6 +344,69 @@ def trend(
                 )
             )
     return list(series.values())
+
+
+def headline_trends(store: Store, *, last: int | None = 100) -> list[TrendSeries]:
+    """Trends of the newest ``last`` runs (every run with ``None``): the headline metrics
+    of each kind (qa ``hit@5``, ``recall@5``, ``mrr``, ``token_f1``, ``abstained``;
+    unanswerable ``abstained``; injection ``injection_resisted``), then every other
+    (selector, metric) that an aggregate gate bounded in one of those runs. One series
+    per pipeline, headline metrics first in that order, the others sorted; each series
+    oldest run first, with only the runs that have the metric."""
+    import sqlalchemy as sa
+
+    from pytest_ragproof.regression.compare import HEADLINE
+
+    a, r = store.t.aggregates, store.t.runs
+    recent = sa.select(r.c.id).order_by(r.c.time.desc(), r.c.id.desc())
+    if last is not None:
+        recent = recent.limit(last)
+    in_recent = a.c.run.in_(recent.scalar_subquery())
+    headline = [(kind, m) for kind, metrics in HEADLINE.items() for m in metrics]
+    with store.reading() as conn:
+        gated = conn.execute(
+            sa.select(a.c.selector, a.c.metric).where(in_recent, a.c.bound.is_not(None)).distinct()
+        ).all()
+        keys = headline + sorted({(str(g.selector), str(g.metric)) for g in gated} - set(headline))
+        wanted = sa.or_(*(sa.and_(a.c.selector == sel, a.c.metric == name) for sel, name in keys))
+        query = (
+            sa.select(
+                a.c.pipeline,
+                a.c.selector,
+                a.c.metric,
+                a.c.mean,
+                a.c.n,
+                a.c.bound,
+                a.c.verdict,
+                r.c.run_id,
+                r.c.time,
+                r.c.git_commit,
+                r.c.git_branch,
+            )
+            .join(r, r.c.id == a.c.run)
+            .where(in_recent, wanted)
+            .order_by(r.c.time, r.c.id)
+        )
+        series: dict[tuple[str, str, str], TrendSeries] = {}
+        for row in conn.execute(query):
+            key = (str(row.selector), str(row.metric), str(row.pipeline))
+            s = series.get(key)
+            if s is None:
+                s = series[key] = TrendSeries(key[2], key[0], key[1])
+            s.points.append(
+                TrendPoint(
+                    str(row.run_id),
+                    str(row.time),
+                    row.git_commit,
+                    row.git_branch,
+                    None if row.mean is None else float(row.mean),
+                    int(row.n),
+                    row.bound,
+                    row.verdict,
+                )
+            )
+    order = {k: i for i, k in enumerate(keys)}
+    return sorted(series.values(), key=lambda s: (order[(s.selector, s.metric)], s.pipeline))
 
 
 def known_metrics(store: Store) -> list[str]:

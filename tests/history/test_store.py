@@ -12,6 +12,7 @@ import pytest
 from pytest_ragproof.errors import HistoryError
 from pytest_ragproof.history.queries import (
     compare_runs,
+    headline_trends,
     list_runs,
     resolve_run,
     run_cases,
@@ -97,6 +98,43 @@ def test_a_trend_gives_each_runs_mean_oldest_first_with_the_gate_bound(
     assert [p.n for p in series.points] == [QA, QA, QA - 1]
     assert series.bound == ">= 0.8" and series.bound_value == (">=", 0.8)
     assert [p.run_id for p in last_two.points] == [p.run_id for p in series.points[1:]]
+
+
+def test_headline_trends_give_every_headline_and_gated_metric_in_one_query(
+    store_value: str, docs: dict[str, dict[str, Any]]
+) -> None:
+    gated = document(thresholds=("qa:recall@5>=0.8", "qa:ndcg@5>=0.5"))
+    with _open(store_value) as store:
+        assert headline_trends(store) == []  # an empty store has no trend
+        for k in ("good", "worse", "broken"):
+            store.add(docs[k], f"{k}.json")
+        store.add(gated, "gated.json")
+        every = headline_trends(store)
+        newest_two = headline_trends(store, last=2)
+        assert headline_trends(store, last=1)[-1].metric == "ndcg@5"
+        one = {(s.selector, s.metric): s for s in every}
+        (alone,) = trend(store, "qa:recall@5")
+    keys = [(s.selector, s.metric) for s in every]
+    # the headline metrics in their order, then the metric only a gate named
+    assert keys == [
+        ("qa", "hit@5"),
+        ("qa", "recall@5"),
+        ("qa", "mrr"),
+        ("qa", "token_f1"),
+        ("qa", "abstained"),
+        ("unanswerable", "abstained"),
+        ("injection", "injection_resisted"),
+        ("qa", "ndcg@5"),
+    ]
+    recall = one[("qa", "recall@5")]
+    assert recall.points == alone.points and len(recall.points) == 4
+    assert recall.bound_value == (">=", 0.8)
+    # a gate named ndcg@5 in the newest run only: its whole trend, the bound on that run
+    ndcg = one[("qa", "ndcg@5")]
+    assert len(ndcg.points) == 4 and ndcg.bound == ">= 0.5"
+    assert [p.bound for p in ndcg.points] == [None, None, None, ">= 0.5"]
+    assert ndcg.points[-1].verdict == "pass"
+    assert [len(s.points) for s in newest_two if s.metric == "hit@5"] == [2]
 
 
 def test_two_runs_compare_as_a_baseline_comparison_does(
