@@ -302,16 +302,24 @@ def evaluate(
             records.extend(_run_pipeline(name, fn, ds, cases, cfg, loops, stage, runner))
     finally:
         loops.close()
+        caches = []
         if stage is not None:
             stage.close()
+            caches.append(stage.client.cache)
         if runner is not None:
             runner.close()
+            caches.append(runner.cache)
+        notes: list[str] = []
+        for store in caches:
+            store.close()  # the store is one file again
+            notes.extend(n for n in store.notes() if n not in notes)
     label = str(ds.source or "<python>")
     facts = RunFacts(
         records=records,
         datasets=[DatasetFacts(label, ds, len(cases))],
         expected=len(records),
         selected=len(records),
+        notes=notes,
     )
     outcome = decide(facts, cfg)
     if outcome.baseline_write is not None and base_settings is not None:

@@ -116,7 +116,7 @@ class RunState:
         self.marker_ids: set[str] = set()  # marker-mode items (their population is collected)
         self.ahead = LookAhead(self.cfg, self.notes)
         check_judges(config, self.cfg)
-        self.scorers = Scorers(config, self.cfg)
+        self.scorers = Scorers(config, self.cfg, self.notes)
         self.written: list[str] = []
         self.outcome: RunOutcome | None = None
         self._local: dict[str, CaseRecord] = {}  # serial: a report's record until it is logged
