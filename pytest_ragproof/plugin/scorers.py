@@ -117,7 +117,9 @@ class Scorers:
             item.session.shouldstop = "ragproof: rag_evaluators is not usable"
             raise pytest.UsageError(f"ragproof: {exc}") from None
         enabled = not bool(options.get(self.config, "no_cache"))
-        self.evaluators = EvaluatorRunner(evaluators, cache_dir(self.config), enabled)
+        self.evaluators = EvaluatorRunner(
+            evaluators, cache_dir(self.config), enabled, self.cfg.evaluator_concurrency
+        )
         return self.evaluators
 
     def close(self) -> None:
