@@ -33,9 +33,20 @@ _STRING_FIELDS = ("user_input", "response", "reference")
 _LIST_FIELDS = ("retrieved_contexts", "reference_contexts", "multi_responses")
 
 
+#: Loggers of Ragas and the libraries under it that log provider errors with their text
+#: (Ragas 0.4's instructor logs each failed call's error body): quiet unless set.
+_QUIET_LOGGERS = ("ragas", "instructor")
+
+
 def _load_ragas() -> Any:
+    import logging
+
     os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    for name in _QUIET_LOGGERS:
+        logger = logging.getLogger(name)
+        if logger.level == logging.NOTSET:  # a level the user chose is kept
+            logger.setLevel(logging.CRITICAL + 1)
     try:
         import ragas
     except ImportError as exc:
