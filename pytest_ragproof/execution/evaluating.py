@@ -20,7 +20,7 @@ import re
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pytest_ragproof import defaults
 from pytest_ragproof.dataset.models import Case
@@ -28,8 +28,16 @@ from pytest_ragproof.errors import ConfigError, OutputShapeError
 from pytest_ragproof.evaluators.base import SampleError
 from pytest_ragproof.metrics import PipelineOutput, normalize_output
 
-if TYPE_CHECKING:
-    from pytest_ragproof.execution.execute import Outcome
+
+class Outcome(Protocol):
+    """What the runner reads and sets on an ``execute.Outcome`` (no import: no cycle)."""
+
+    raw: Any
+    error: BaseException | None
+    timed_out: bool
+    output: PipelineOutput | None
+    evaluation: Any
+
 
 INPUTS_FIXTURE = "rag_evaluators"
 _NAME = re.compile(r"[a-z][a-z_]*")
