@@ -228,6 +228,9 @@ def evaluate(
     then carries the repeats' mean metrics, ``pass_rate`` and ``repeats``, and passes when
     its pass rate is at least ``min_pass_rate``.
 
+    ``evaluators`` (bring-your-own, docs/evaluators.md) score at most
+    ``evaluator_concurrency`` cases at once (``--ragproof-evaluator-concurrency``).
+
     A pipeline that requires a parameter ragproof never passes (anything but the
     question, ``history`` and ``case`` without a default) raises
     :class:`~pytest_ragproof.errors.PipelineSignatureError` (a ``ConfigError``)
