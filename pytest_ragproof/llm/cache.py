@@ -209,11 +209,15 @@ class ResponseCache:
                         "SELECT value, checksum FROM entries WHERE key = ?", (key,)
                     ).fetchone()
                 break
+            except sqlite3.ProgrammingError:
+                return None  # closed meanwhile (the end of the run): a miss
             except sqlite3.Error as exc:
-                if _is_busy(exc) and attempt < BUSY_RETRIES:
-                    _pause(attempt)
-                    continue
-                self.corrupt_entries += 1  # unreadable page (or still busy): a miss
+                if _is_busy(exc):
+                    if attempt < BUSY_RETRIES:
+                        _pause(attempt)
+                        continue
+                    return None  # still busy: a miss, asked again
+                self.corrupt_entries += 1  # an unreadable page: a miss
                 return None
         if row is None:
             return None
@@ -242,6 +246,13 @@ class ResponseCache:
                 with self._lock:
                     conn.execute("INSERT OR REPLACE INTO entries VALUES (?, ?, ?)", row)
                 return
+            except sqlite3.ProgrammingError:
+                # Closed meanwhile by another thread: open it again for this write.
+                reopened = self._open(create=True)
+                if reopened is None or attempt == BUSY_RETRIES:
+                    self.dropped_writes += 1
+                    return
+                conn = reopened
             except sqlite3.Error as exc:
                 if _is_busy(exc) and attempt < BUSY_RETRIES:
                     _pause(attempt)
@@ -251,11 +262,11 @@ class ResponseCache:
 
     def close(self) -> None:
         """Close the store (the last connection to close folds the WAL into the file)."""
-        with self._lock:
+        with self._lock:  # no statement of another thread runs while it closes
             conn, self._conn = self._conn, None
-        if conn is not None:
-            with contextlib.suppress(Exception):
-                conn.close()
+            if conn is not None:
+                with contextlib.suppress(Exception):
+                    conn.close()
         _OPEN.discard(self)
 
     def notes(self) -> list[str]:
