@@ -183,13 +183,12 @@ class EvaluatorRunner:
                 batch.append(more)
             try:
                 self._score(batch)
-            except BaseException as exc:  # a bug of ours: every waiting case hears of it
+            except Exception as exc:  # a bug of ours: the batch's cases hear of it
                 for j in batch:
-                    if not j.future.done():
-                        j.future.set_exception(exc)
-                raise
-            for j in batch:
-                j.future.set_result(j.result)
+                    j.future.set_exception(exc)
+            else:
+                for j in batch:
+                    j.future.set_result(j.result)
             if stop:
                 return
 

@@ -326,3 +326,57 @@ def test_the_evaluator_concurrency_option_bounds_a_pytest_run(
     assert len(doc["cases"]) == 6
     assert all("ragas:faithfulness" in c["metrics"] for c in doc["cases"])
     assert llm_stub.max_in_flight == 2
+
+
+class _Batches:
+    """A custom evaluator that records the batches it is given and the thread it runs on."""
+
+    name = "house"
+    metrics = ("batch",)
+
+    def __init__(self, *, broken: bool = False) -> None:
+        self.sizes: list[int] = []
+        self.threads: set[int] = set()
+        self.broken = broken
+
+    def sample_mapper(self, output: Any, case: Any) -> dict[str, Any]:
+        return {"answer": output.answer}
+
+    def evaluate(self, samples: list[dict[str, Any]]) -> list[dict[str, float]]:
+        import threading
+
+        self.sizes.append(len(samples))
+        self.threads.add(threading.get_ident())
+        if self.broken:
+            return []  # not one result per sample
+        return [{"batch": float(len(samples))} for _ in samples]
+
+
+def test_a_custom_evaluator_gets_batches_within_the_bound_on_one_thread() -> None:
+    from pytest_ragproof import evaluate
+
+    house = _Batches()
+    results = evaluate(
+        _many_cases(9),
+        _river,
+        evaluators=[house],
+        evaluator_concurrency=3,
+        case_thresholds=["none"],
+        cache=False,
+    )
+    assert sum(house.sizes) == 9 and max(house.sizes) <= 3
+    assert len(house.threads) == 1
+    assert all(1.0 <= r.metrics["house:batch"] <= 3.0 for r in results.records)
+    broken = _Batches(broken=True)
+    results = evaluate(
+        _many_cases(4),
+        _river,
+        evaluators=[broken],
+        evaluator_concurrency=2,
+        case_thresholds=["none"],
+        cache=False,
+    )
+    assert [r.status for r in results.records] == ["error"] * 4
+    assert {r.evaluator_error["type"] for r in results.records if r.evaluator_error} == {
+        "ValueError"
+    }
