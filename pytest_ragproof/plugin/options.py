@@ -220,6 +220,13 @@ OPTIONS: tuple[Option, ...] = (
         metavar="N",
     ),
     Option(
+        "evaluator_concurrency",
+        "cases scored at once by bring-your-own evaluators (rag_evaluators), per process "
+        f"(default {defaults.EVALUATOR_CONCURRENCY})",
+        default=str(defaults.EVALUATOR_CONCURRENCY),
+        metavar="N",
+    ),
+    Option(
         "judge_budget_usd",
         "stop judging once the judges' cost reaches this many US dollars (per run; split "
         "evenly across xdist workers)",

@@ -66,6 +66,7 @@ def build(config: pytest.Config) -> RunConfig:
         judge_model=get(config, "judge_model"),
         judge_api_base=get(config, "judge_api_base"),
         judge_concurrency=get(config, "judge_concurrency"),
+        evaluator_concurrency=get(config, "evaluator_concurrency"),
         judge_budget_usd=get(config, "judge_budget_usd"),
         judge_max_calls=get(config, "judge_max_calls"),
         judge_dry_run=bool(get(config, "judge_dry_run")),

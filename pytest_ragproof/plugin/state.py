@@ -119,7 +119,7 @@ class RunState:
         self.marker_ids: set[str] = set()  # marker-mode items (their population is collected)
         self.ahead = LookAhead(self.cfg, self.notes)
         check_judges(config, self.cfg)
-        self.scorers = Scorers(config, self.cfg)
+        self.scorers = Scorers(config, self.cfg, self.notes)
         self.written: list[str] = []
         self.history_line: Line | None = None
         self.outcome: RunOutcome | None = None
