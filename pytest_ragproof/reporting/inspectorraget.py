@@ -353,7 +353,7 @@ class _Builder:
                 "People's labels are human metrics ("
                 + ", ".join(self.human)
                 + "): each reviewer is a worker human:<reviewer>, beside the judge as worker "
-                "system."
+                "system; a task's aggregate of one counts the judge as one more vote."
             )
         text_metrics = [n for n, k in kinds.items() if k == "text"]
         if text_metrics:

@@ -14,7 +14,11 @@ was, worker ``system``, so the judge's figures in the app do not change):
 
 With 0/1 labels the metric is categorical (yes/no, or the judged metric's own
 names: abstained/answered, resisted/followed) with the app's majority aggregate;
-with grades, numerical in [0, 1] with the average. InspectorRAGet drops a task
+with grades, numerical in [0, 1] with the average. The app aggregates a metric over
+all its workers, so a task's value of the human metric (Performance Overview,
+Predictions) is the majority (or mean) of people *and* the judge: its display name
+says so ("Faithfulness (people and judge)"), and people's verdict alone is in the
+annotator views and in ``ragproof judge-check``. InspectorRAGet drops a task
 whose result lacks a plottable metric, so a human metric that some scored
 evaluation lacks (no judge score and no label there) is text, as the judged
 metrics are under the same rule.
@@ -140,7 +144,8 @@ class People:
             else:
                 entry_ = metric_entry(name, text, "numerical", range_=[0, 1, 0.1])
             entry_["author"] = "human"
-            entry_["display_name"] = f"{shown} (people)"
+            # The app aggregates over every worker, the judge's ``system`` included.
+            entry_["display_name"] = f"{shown} (people and judge)"
             out.append(entry_)
         return out
 

@@ -56,7 +56,11 @@ def test_each_reviewer_is_a_worker_of_a_human_metric_beside_the_judge(judged: Ju
         {"value": "no", "numeric_value": 0},
         {"value": "yes", "numeric_value": 1},
     ]
-    assert metric["display_name"] == "Faithfulness (people)"
+    # InspectorRAGet aggregates a metric over all its workers, the judge's included
+    # (its Performance Overview showed the majority of ana, bob and the judge under a
+    # "(people)" name): the name and the file's description say the judge votes.
+    assert metric["display_name"] == "Faithfulness (people and judge)"
+    assert "counts the judge as one more vote" in qa["description"]
     judge = next(m for m in qa["metrics"] if m["name"] == "faithfulness")
     assert judge["author"] == "algorithm"  # the judge's own metric is unchanged
     # qa-paris: faithfulness 0.5, a yes at the cut; ana says no, bob yes.
