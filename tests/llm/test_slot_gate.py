@@ -18,7 +18,8 @@ async def _hold(
 
 def test_a_freed_slot_goes_to_the_lowest_priority_then_the_first_to_arrive() -> None:
     async def scenario() -> list[str]:
-        gate, log, go = SlotGate(1), [], asyncio.Event()
+        gate, go = SlotGate(1), asyncio.Event()
+        log: list[str] = []
         go.set()  # holders leave at once, one after another
         first = asyncio.Event()
         holder = asyncio.create_task(_hold(gate, "holder", 0, log, first))
@@ -38,7 +39,8 @@ def test_a_freed_slot_goes_to_the_lowest_priority_then_the_first_to_arrive() -> 
 
 def test_no_more_holders_than_slots_and_a_cancelled_waiter_takes_no_slot() -> None:
     async def scenario() -> tuple[int, list[str]]:
-        gate, log, go = SlotGate(2), [], asyncio.Event()
+        gate, go = SlotGate(2), asyncio.Event()
+        log: list[str] = []
         inside = 0
         most = 0
 
