@@ -23,17 +23,32 @@ every judge on (``--ragproof-judges all``).
    run must make 0 calls (``judges.calls`` in its results file, and no request
    reached the server) and must not import litellm (a conftest writes
    ``"litellm" in sys.modules`` at session finish).
-3. concurrency: 200 qa cases, judge latency 200 ms,
+3. concurrency (only with ``--only ...,concurrency``): 200 qa cases,
    ``--ragproof-judge-concurrency 16`` vs 1 with ``--ragproof-no-cache`` (both
-   sides call): wall-time ratio, limit 0.15. Each side runs once (the 1 side
-   takes minutes: about 7 calls x 0.2 s x 200 cases).
+   sides call): wall-time ratio, limit 0.15. Each side runs once (the 1 side takes
+   minutes: about 7 calls x 0.2 s x 200 cases).
+4. judge phase (issue 28): 200 qa cases, every judge, ``--ragproof-no-cache``, at
+   16 and at 64 in flight, for pytest, pytest ``-n 2`` and ``evaluate()``, each a
+   child process. The phase runs from the first judge request reaching the stub to
+   the last reply (the stub logs every request's arrival and end); its CPU time is
+   the run's process tree's (sampled from /proc every 20 ms). Then the very bodies
+   the pytest run sent are replayed with bare ``litellm.acompletion`` (litellm's
+   defaults, the same concurrency, measured the same way): litellm's own CPU per
+   call. Ideal = max(requests x latency / concurrency, requests x litellm's CPU per
+   bare call); limits: the phase within 1.25 x the ideal, and ragproof's own CPU
+   per request (the run's CPU per request minus litellm's) at most 0.5 x
+   litellm's. Requests in flight over time (mean, p10, max) are printed beside.
+   With ``-n 2`` each worker has its own bound (up to twice the requests in flight)
+   while the ideal keeps the configured concurrency. ``--headline``: 1,000 qa cases,
+   latency 1 s, 64 in flight, one round (ideal 7,000 x 1 s / 64 = 109 s).
 
 Exits 1 when a figure is over its limit; ``--quick`` runs 20 cases at 20 ms
-latency, one round, the concurrency sides in this process, and checks only
-that the script runs (see ``_common``).
+latency, one round, the concurrency sides in this process, the phase for pytest
+and ``evaluate()`` at 16 only, and checks only that the script runs (see ``_common``).
 
-Run: python benchmarks/bench_judges.py [--only calls,cached,concurrency]
-     [--cases N] [--rounds N] [--latency S] [--quick]
+Run: python benchmarks/bench_judges.py [--only calls,cached,phase,concurrency]
+     [--cases N] [--rounds N] [--latency S] [--concurrencies 16,64]
+     [--phase-rounds N] [--paths pytest,pytest -n 2,evaluate()] [--headline] [--quick]
 """
 
 from __future__ import annotations
