@@ -43,8 +43,8 @@ every judge on (``--ragproof-judges all``).
    latency 1 s, 64 in flight, one round (ideal 7,000 x 1 s / 64 = 109 s).
 
 Exits 1 when a figure is over its limit; ``--quick`` runs 20 cases at 20 ms
-latency, one round, the concurrency sides in this process, the phase for pytest
-and ``evaluate()`` at 16 only, and checks only that the script runs (see ``_common``).
+latency, one round, the concurrency sides in this process, the phase for
+``evaluate()`` at 16 only, and checks only that the script runs (see ``_common``).
 
 Run: python benchmarks/bench_judges.py [--only calls,cached,phase,concurrency]
      [--cases N] [--rounds N] [--latency S] [--concurrencies 16,64]
@@ -674,7 +674,8 @@ def main() -> int:
                 paths = tuple(args.paths.split(","))
                 concurrencies = tuple(int(c) for c in args.concurrencies.split(","))
                 if args.quick:
-                    paths, concurrencies = ("pytest", "evaluate()"), (16,)
+                    # Two child processes (each imports litellm): the script stays quick.
+                    paths, concurrencies = ("evaluate()",), (16,)
                 judge_phase(
                     tmp,
                     server,
