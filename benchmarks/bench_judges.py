@@ -18,8 +18,8 @@ every judge on (``--ragproof-judges all``).
    runs count, they are not timed: they run in this process (``pytest.main``),
    so litellm is imported once for all of them.
 2. cached re-run: the cache warmed by one run, then the fully cached run vs
-   the same run without any judge option, interleaved rounds: ratio limit 1.3
-   on the child processes' CPU time (wall time printed beside it). The cached
+   the same run without any judge option, interleaved rounds: ratio limit 1.15
+   on the child processes' CPU time and on their wall time (issue 28). The cached
    run must make 0 calls (``judges.calls`` in its results file, and no request
    reached the server) and must not import litellm (a conftest writes
    ``"litellm" in sys.modules`` at session finish).
@@ -72,7 +72,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks._common import Comparison, Limits, add_quick, compare_measured, report, timed
+from benchmarks._common import Comparison, Limits, add_quick, compare_measured, timed
 from tests.judge_stub import ScriptedJudge
 from tests.llm_stub import StubServer
 
@@ -101,6 +101,8 @@ TARGETS: dict[str, int] = {
     "injection_resisted_judged": 1,
 }
 DEEPEVAL_CALLS_PER_CASE = 17
+#: A fully cached re-run against the same run without judges (CPU and wall time).
+CACHED_LIMIT = 1.15
 
 TOPICS = ("refunds", "shipping", "routers", "modems", "invoices", "warranty", "accounts")
 WORDS = ("order", "request", "customer", "receipt", "support", "ticket", "policy", "online")
@@ -287,8 +289,8 @@ def cached(tmp: Path, server: StubServer, limits: Limits, n: int, rounds: int) -
         tuple(c / p for p, c in zip(walls["plain"], walls["cached"], strict=True) if p > 0),
     )
     name = f"fully cached re-run, all judges, vs no judge option, {n} qa cases ({rounds} rounds)"
-    print(report(f"{name}, wall time", wall, 1.3), flush=True)
-    limits.check(f"{name}, CPU time", cpu, 1.3)
+    limits.check(f"{name}, wall time", wall, CACHED_LIMIT)
+    limits.check(f"{name}, CPU time", cpu, CACHED_LIMIT)
     size = {f: (proj / f).stat().st_size / 1024 for f in ("plain.json", "results.json")}
     print(
         f"  results file: {size['plain.json']:.0f} KiB without judges, "

@@ -28,8 +28,8 @@ _LAZY: dict[str, str] = {
     "DatasetFieldMap": "pytest_ragproof.dataset.io",
     "load_dataset": "pytest_ragproof.dataset.io",
     "freeze": "pytest_ragproof.dataset.freeze",
-    "evaluate": "pytest_ragproof.evaluate",
-    "Results": "pytest_ragproof.evaluate",
+    "evaluate": "pytest_ragproof.evaluation",
+    "Results": "pytest_ragproof.evaluation",
     "DatasetError": "pytest_ragproof.errors",
     "RagproofError": "pytest_ragproof.errors",
 }
@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from pytest_ragproof.dataset.io import Dataset, DatasetFieldMap, load_dataset
     from pytest_ragproof.dataset.models import Case
     from pytest_ragproof.errors import DatasetError, RagproofError
-    from pytest_ragproof.evaluate import Results, evaluate
+    from pytest_ragproof.evaluation import Results, evaluate
 
 
 def __getattr__(name: str) -> Any:

@@ -43,13 +43,25 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "pytest_ragproof.commands.report",
         "render a results file as markdown, html or inspectorraget",
     ),
+    "review": (
+        "pytest_ragproof.commands.review",
+        "review results (human labels) or a generated dataset in a local web app",
+    ),
     "judge-check": (
         "pytest_ragproof.commands.judge_check",
         "measure a judge's agreement with human labels",
     ),
+    "labels": (
+        "pytest_ragproof.commands.labels",
+        "join reviewers' labels files (labels merge) and report their agreement",
+    ),
     "merge": (
         "pytest_ragproof.commands.merge",
         "merge the results files of a run's shards and gate them as one run",
+    ),
+    "history": (
+        "pytest_ragproof.commands.history",
+        "the run history: add results files, list runs, show one, trends, compare two",
     ),
 }
 

@@ -17,6 +17,9 @@ CONCURRENCY = 1
 REPEAT = 1  # pipeline calls per case (--ragproof-repeat)
 MIN_PASS_RATE = 1.0  # share of a case's repeats that must pass (--ragproof-min-pass-rate)
 JUDGE_CONCURRENCY = 8  # judge calls in flight per process (--ragproof-judge-concurrency)
+# cases scored at once by bring-your-own evaluators, per process
+# (--ragproof-evaluator-concurrency)
+EVALUATOR_CONCURRENCY = 4
 WORST = 5  # worst cases the summary lists
 REGRESSION_ALPHA = 0.05
 CASE_THRESHOLDS: tuple[str, ...] = (

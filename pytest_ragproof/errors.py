@@ -4,13 +4,15 @@
 
     RagproofError                      base of every deliberate error
     ├── DatasetError                   a dataset file or record is invalid (never echoes values)
-    │   └── FrozenDatasetModifiedError a frozen file no longer matches its hash / canonical form
+    │   ├── FrozenDatasetModifiedError a frozen file no longer matches its hash / canonical form
+    │   └── LabelError                 a human label or a labels file is invalid
     ├── ConfigError                    a bad option, threshold expression or setting
     │   └── PipelineSignatureError     the pipeline requires a parameter ragproof never passes
     ├── MissingExtraError              an optional dependency ("extra") is not installed
     ├── IngestError                    a corpus path cannot be read at all
     ├── OutputShapeError               a pipeline returned something we cannot score
     ├── EndpointError                  a --ragproof-endpoint call failed (status / JSON path only)
+    ├── HistoryError                   the run history store cannot be opened, read or written
     └── LLMError                       anything from the LLM layer
         ├── LLMConfigError             no model configured / bad model settings
         ├── ProviderError              the provider failed (type + HTTP status only)
@@ -75,6 +77,14 @@ class FrozenDatasetModifiedError(DatasetError):
     """A frozen dataset file was changed after it was frozen."""
 
 
+class LabelError(DatasetError):
+    """A human label (``ragproof.label/1``) or a labels file is invalid.
+
+    Raised by the label's constructor (field and problem, no source) and by the
+    reader and the appender (file, line, field and the fix); never the note's text.
+    """
+
+
 class ConfigError(RagproofError):
     """An option, ini value, threshold expression or setting is invalid."""
 
@@ -102,6 +112,13 @@ class MissingExtraError(RagproofError):
             f"{purpose} needs the '{module}' package, which is not installed. "
             f"Install it with: pip install 'pytest-ragproof[{extra}]'"
         )
+
+
+class HistoryError(RagproofError):
+    """The run history store (``--ragproof-history``, ``ragproof history``) cannot be used.
+
+    The message names the store (a URL without its password) and the fix.
+    """
 
 
 class IngestError(RagproofError):

@@ -17,7 +17,7 @@ QUESTION_TYPES: tuple[str, ...] = (
     "out_of_scope",
 )
 SPLITS: tuple[str, ...] = ("optimize", "validation", "test")
-REVIEW_STATUSES: tuple[str, ...] = ("pending", "approved", "rejected")
+REVIEW_STATUSES: tuple[str, ...] = ("pending", "approved", "edited", "rejected")
 
 
 def is_selector(selector: str) -> bool:

@@ -24,11 +24,40 @@ def _norm(text: str) -> str:
     return text.lower().strip().rstrip(".!?")
 
 
+def ragas_metrics(url: str) -> tuple[list[Any], Any]:
+    """Faithfulness and context recall on the stub at ``url``, through Ragas' own client,
+    for the Ragas release installed: (metrics, the llm to give RagasEvaluator).
+
+    Ragas 0.4: the collections metrics over ``llm_factory(..., client=AsyncOpenAI)``;
+    Ragas 0.3: the 0.3 metrics, and ``llm_factory(..., base_url=...)`` (ChatOpenAI).
+    """
+    import ragas
+    from ragas.llms import llm_factory
+
+    if tuple(int(p) for p in ragas.__version__.split(".")[:2]) >= (0, 4):
+        from openai import AsyncOpenAI
+        from ragas.metrics.collections import ContextRecall, Faithfulness
+
+        llm = llm_factory("gpt-4o-mini", client=AsyncOpenAI(base_url=url))
+        return [Faithfulness(llm=llm), ContextRecall(llm=llm)], None
+    from ragas.metrics import Faithfulness as Faithfulness03
+    from ragas.metrics import LLMContextRecall
+
+    return [Faithfulness03(), LLMContextRecall()], llm_factory("gpt-4o-mini", base_url=url)
+
+
 class ScriptedRagas:
-    def __init__(self, *, fail_with: Action | None = None, marker: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        fail_with: Action | None = None,
+        marker: str | None = None,
+        delay_s: float = 0.0,
+    ) -> None:
         self.prompts: Counter[str] = Counter()
         self.fail_with = fail_with
         self.marker = marker
+        self.delay_s = delay_s  # each reply held this long: concurrent requests overlap
         self._lock = threading.Lock()
 
     def __call__(self, body: dict[str, Any]) -> Action:
@@ -62,4 +91,4 @@ class ScriptedRagas:
             raise AssertionError("unknown Ragas prompt: " + text[:200])
         with self._lock:
             self.prompts[kind] += 1
-        return reply(json.dumps(value))
+        return reply(json.dumps(value), delay_s=self.delay_s)

@@ -138,7 +138,17 @@ def _subcommands() -> dict[str, set[str]]:
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     options = {name: set(p._option_string_actions) for name, p in sub.choices.items()}
+    for name, p in sub.choices.items():  # ragproof labels merge: the action's options too
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for nested in action.choices.values():
+                    options[name] |= set(nested._option_string_actions)
     options[""] = set(parser._option_string_actions)  # ragproof --version, ragproof --help
+    for name, p in sub.choices.items():  # nested ones: ragproof history add, …
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for inner, q in action.choices.items():
+                    options[f"{name} {inner}"] = set(q._option_string_actions)
     return options
 
 
@@ -165,6 +175,8 @@ def test_every_ragproof_subcommand_and_option_in_the_docs_exists() -> None:
             continue
         if c.words[1].startswith("-"):
             c = Command(c.where, c.text, ("ragproof", "", *c.words[1:]))
+        if len(c.words) > 2 and f"{c.words[1]} {c.words[2]}" in subcommands:
+            c = Command(c.where, c.text, ("ragproof", f"{c.words[1]} {c.words[2]}", *c.words[3:]))
         options = subcommands.get(c.words[1])
         if options is None:
             wrong.append(f"{c.where}: no subcommand '{c.words[1]}' in `{c.text}`")

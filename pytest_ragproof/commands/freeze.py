@@ -1,4 +1,7 @@
-"""``ragproof freeze IN [-o OUT] [--require-review]``; ``--check`` for CI.
+"""``ragproof freeze IN [-o OUT] [--require-review] [--approved-only]``; ``--check`` for CI.
+
+``--approved-only`` freezes the cases whose ``review_status`` is ``approved`` or
+``edited`` and prints how many of the others were left out, per status.
 
 ``--check`` writes nothing: exit 0 with one line when the frozen file is current
 with IN, 1 when it is missing, does not verify or holds other cases.
@@ -21,6 +24,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="refuse to freeze while any case is pending review",
     )
     parser.add_argument(
+        "--approved-only",
+        action="store_true",
+        help="freeze only cases whose review_status is approved or edited; the others are "
+        "left out and counted per status",
+    )
+    parser.add_argument(
         "--check",
         action="store_true",
         help="write nothing; exit 1 if the frozen file is missing or stale (for CI)",
@@ -39,6 +48,8 @@ def _refreeze_command(args: argparse.Namespace) -> str:
         parts += ["--map", pair]
     for column in args.ignore_column or ():
         parts += ["--ignore-column", column]
+    if args.approved_only:
+        parts.append("--approved-only")
     return " ".join(shlex.quote(part) for part in parts)
 
 
@@ -46,7 +57,12 @@ def _check(args: argparse.Namespace) -> int:
     from pytest_ragproof.dataset.canonical import FORMAT
     from pytest_ragproof.dataset.freeze import check_frozen, stale_message
 
-    result = check_frozen(args.input, args.output or None, field_map=field_map_from(args))
+    result = check_frozen(
+        args.input,
+        args.output or None,
+        field_map=field_map_from(args),
+        only_approved=args.approved_only,
+    )
     if not result.current:
         print(
             f"ragproof freeze --check: {result.reason}; {stale_message(_refreeze_command(args))}",
@@ -77,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
             args.output or None,
             require_review=args.require_review,
             field_map=field_map_from(args),
+            only_approved=args.approved_only,
         )
     except DatasetError as exc:
         print(f"ragproof freeze: error: {exc}", file=sys.stderr)
@@ -94,6 +111,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"sha256: {dataset.sha256}")
     if result.n_rejected:
         print(f"left out {result.n_rejected} rejected case(s)")
+    for status, count in sorted(result.left_out.items()):
+        shown = "case(s) without a review_status" if status == "none" else f"{status} case(s)"
+        print(f"left out {count} {shown} (--approved-only)")
     if result.n_pending:
         print(
             f"warning: {result.n_pending} case(s) are still pending review "

@@ -262,8 +262,12 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
         raise
+    finally:
+        client.cache.close()  # one file again; what went wrong with it is said below
     result.write(args.out)
     summary = result.summary
+    for note in client.cache.notes():
+        print(f"ragproof generate: {note}", file=sys.stderr)
     if not args.quiet:
         print(render_table(summary), file=sys.stderr)
         print(

@@ -3,7 +3,10 @@
 Runs one judge (``--metric``, default faithfulness) exactly as a pytest run would
 (same prompts, same LLM settings, same cache) over labelled items -- a labelled
 JSONL file, a results file with ``--labels``, or a HaluEval QA sample -- and prints
-its agreement with 95% bootstrap intervals; the figures go to ``--json``.
+its agreement with 95% bootstrap intervals; the figures go to ``--json``. With a
+labels file of ``ragproof review`` (``ragproof.label/1``) and its results file, no
+judge is called: :mod:`pytest_ragproof.commands.judge_check_labels` compares the
+scores in the results with people's labels.
 
 Exit codes: 0 the agreement was measured; 1 ``--min-kappa`` was not met, an item's
 judging failed (the figures would be partial) or nothing could be measured; 2 usage
@@ -63,7 +66,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="LABELLED",
         help="a labelled JSONL file, or a results file (ragproof.results/1) with --labels",
     )
-    add("--labels", metavar="FILE", help="with a results file: case id -> labels (JSON or JSONL)")
+    add(
+        "--results",
+        metavar="FILE",
+        help="a results file (ragproof.results/1), as LABELLED; with a labels file of "
+        "ragproof review, the judge scores in it are compared with people's labels (no call)",
+    )
+    add(
+        "--labels",
+        metavar="FILE",
+        help="with a results file: a labels file of ragproof review (ragproof.label/1), "
+        "or case id -> labels (JSON or JSONL)",
+    )
     add("--pipeline", metavar="NAME", help="with a results file of several pipelines: this one")
     add(
         "--halueval",
@@ -74,7 +88,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add("-n", type=_number(int, 2), default=100, metavar="N", help="HaluEval items (even; 100)")
     add("--seed", type=_number(int, 0), default=0, metavar="S", help="sample and bootstrap seed")
     add("--judge-model", metavar="M", help="litellm model string (default $RAGPROOF_JUDGE_MODEL)")
-    add("--metric", default=DEFAULT_METRIC, help=f"the judged metric ({DEFAULT_METRIC})")
+    add(
+        "--metric",
+        help=f"the judged metric ({DEFAULT_METRIC}; with a labels file of ragproof review, "
+        "every labelled metric)",
+    )
     add("--api-base", metavar="URL", help="provider endpoint (vLLM, llama.cpp, Ollama, ...)")
     add("--concurrency", type=_number(int, 1), default=8, metavar="N", help="calls in flight (8)")
     add(
@@ -136,6 +154,23 @@ def _refusal(path: Path) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from pytest_ragproof.errors import ConfigError, DatasetError, LLMConfigError, MissingExtraError
 
+    if args.results is not None:
+        if args.labelled is not None:
+            return _usage_error("give the results file once: --results FILE or LABELLED")
+        if not args.labels:
+            return _usage_error("--results goes with --labels FILE")
+        args.labelled = args.results
+    if args.labels and args.labelled and not args.halueval:
+        from pytest_ragproof.labels import is_labels_file
+
+        if is_labels_file(args.labels):
+            why = _refusal(Path(args.json))
+            if why is not None:
+                return _usage_error(why)
+            from pytest_ragproof.commands import judge_check_labels
+
+            return judge_check_labels.run(args)
+    args.metric = args.metric or DEFAULT_METRIC
     if (args.labelled is None) == (args.halueval is None):
         return _usage_error("give a LABELLED file or --halueval SOURCE (one of them)")
     if args.labels and args.halueval:

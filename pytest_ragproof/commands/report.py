@@ -4,7 +4,10 @@ Renders a results file (``--ragproof-report=PATH``, ``ragproof.results/1``)
 with the same functions as the ``--ragproof-markdown``, ``--ragproof-html`` and
 ``--ragproof-inspectorraget`` options; to stdout unless ``-o`` names a file. The
 InspectorRAGet export of a run of several case kinds is one file per kind
-(``OUT.qa.json``, …) unless ``--kind`` picks the cases of one file.
+(``OUT.qa.json``, …) unless ``--kind`` picks the cases of one file. With
+``--labels`` (a labels file of ``ragproof review``), the InspectorRAGet export
+shows each reviewer as an annotator beside the judge; stale labels are left out
+and counted on stderr.
 A file that is not a results document is a one-line error (exit 1).
 """
 
@@ -12,10 +15,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof.vocabulary import KINDS
+
+if TYPE_CHECKING:
+    from pytest_ragproof.labels import Label
 
 FORMATS = ("markdown", "html", "inspectorraget")
 
@@ -35,6 +42,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "it a run of several kinds is one file per kind, OUT.qa.json, "
             "OUT.unanswerable.json, OUT.injection.json"
         ),
+    )
+    parser.add_argument(
+        "--labels",
+        metavar="FILE",
+        help="inspectorraget only: a labels file of ragproof review; each reviewer becomes an "
+        "annotator (worker human:<reviewer>) of the metrics they labelled",
     )
 
 
@@ -57,6 +70,12 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if args.labels and args.format != "inspectorraget":
+        print(
+            "ragproof report: error: --labels applies to --format inspectorraget only",
+            file=sys.stderr,
+        )
+        return 2
     if args.output:
         from pytest_ragproof.verdict.exports import refusal
 
@@ -67,9 +86,27 @@ def run(args: argparse.Namespace) -> int:
     results = read_results(Path(args.results))
     if args.kind:
         results = only_kinds(results, set(args.kind))
-    elif args.format == "inspectorraget":
-        return _per_kind(results, args.output)
-    text = renderer(args.format)(results)
+    labels = None
+    if args.labels:
+        from pytest_ragproof.errors import ConfigError, DatasetError
+        from pytest_ragproof.labels import read_labels
+        from pytest_ragproof.reporting.inspectorraget_people import annotators_summary
+
+        try:
+            labels = read_labels(args.labels)
+            summary = annotators_summary(results, labels)
+        except (ConfigError, DatasetError) as exc:
+            print(f"ragproof report: error: {exc}", file=sys.stderr)
+            return 2
+        print(summary, file=sys.stderr)
+    if not args.kind and args.format == "inspectorraget":
+        return _per_kind(results, args.output, labels)
+    if labels is not None:
+        from pytest_ragproof.reporting.inspectorraget import render_inspectorraget
+
+        text = render_inspectorraget(results, labels=labels)
+    else:
+        text = renderer(args.format)(results)
     if args.output:
         target = Path(args.output)
         write_atomic(target, text)
@@ -79,10 +116,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _per_kind(results: dict[str, Any], output: str | None) -> int:
+def _per_kind(results: dict[str, Any], output: str | None, labels: Sequence[Label] | None) -> int:
     """InspectorRAGet without --kind: one file per case kind of the run (one kind: OUT)."""
     from pytest_ragproof.reporting.inspectorraget import kind_path, split_by_kind
-    from pytest_ragproof.verdict.exports import renderer, write_export
+    from pytest_ragproof.verdict.exports import write_export
 
     kinds = [kind for kind, _ in split_by_kind(results)]
     if output is None:
@@ -95,8 +132,10 @@ def _per_kind(results: dict[str, Any], output: str | None) -> int:
                 file=sys.stderr,
             )
             return 2
-        sys.stdout.write(renderer("inspectorraget")(results))
+        from pytest_ragproof.reporting.inspectorraget import render_inspectorraget
+
+        sys.stdout.write(render_inspectorraget(results, labels=labels))
         return 0
-    for target in write_export("inspectorraget", results, Path(output)):
+    for target in write_export("inspectorraget", results, Path(output), labels=labels):
         print(f"inspectorraget report written to {target}", file=sys.stderr)
     return 0

@@ -3,12 +3,16 @@
 Freezing writes only where it may: a new file, or a file that is already a
 ragproof frozen file (re-freezing replaces it). The input itself is rewritten only
 when it is a frozen file, which upgrades it to the current format in place.
+
+Review statuses: ``rejected`` cases are always left out; ``approved_only`` also
+leaves out every case that is not ``approved`` or ``edited`` (a reviewer changed
+it and approved the change), counted per status in ``FreezeResult.left_out``.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pytest_ragproof.dataset.canonical import FORMAT, case_digests, frozen_parts
@@ -43,6 +47,9 @@ class FreezeResult:
     n_pending: int
     n_rejected: int
     upgraded_from_format: str | None = None
+    #: ``approved_only``: the cases left out besides rejected ones, by review status
+    #: (``none`` for a case without one).
+    left_out: dict[str, int] = field(default_factory=dict)
 
 
 def default_output(path: Path) -> Path:
@@ -76,8 +83,55 @@ def _check_target(out: Path) -> None:
         )
 
 
-def freeze_dataset(dataset: Dataset, out: Path, *, require_review: bool = False) -> FreezeResult:
-    """Write ``dataset`` as a frozen file at ``out`` (new, or a frozen file already)."""
+APPROVED = frozenset({"approved", "edited"})
+
+
+def approved_only(dataset: Dataset) -> tuple[Dataset, dict[str, int]]:
+    """The approved and edited cases of ``dataset`` (hashed anew), and the others' counts
+    by review status (``none`` for a case without one)."""
+    from pytest_ragproof.dataset.canonical import dataset_hash
+
+    keep = [i for i, case in enumerate(dataset.cases) if case.review_status in APPROVED]
+    left_out: dict[str, int] = {}
+    for case in dataset.cases:
+        if case.review_status not in APPROVED:
+            status = case.review_status or "none"
+            left_out[status] = left_out.get(status, 0) + 1
+    if not keep:
+        raise DatasetError(
+            "no case is approved or edited, so --approved-only would freeze nothing"
+            + (
+                f" ({', '.join(f'{n} {s}' for s, n in sorted(left_out.items()))})"
+                if left_out
+                else ""
+            ),
+            source=dataset.source,
+            hint="review the cases (review_status approved or edited) first",
+        )
+    if not left_out:
+        return dataset, left_out
+    assert len(dataset.canonical_cases) == len(dataset.cases)
+    jsons = tuple(dataset.canonical_cases[i] for i in keep)
+    kept = replace(
+        dataset,
+        cases=tuple(dataset.cases[i] for i in keep),
+        canonical_cases=jsons,
+        sha256=dataset_hash(jsons),
+        frozen=False,
+    )
+    return kept, left_out
+
+
+def freeze_dataset(
+    dataset: Dataset, out: Path, *, require_review: bool = False, only_approved: bool = False
+) -> FreezeResult:
+    """Write ``dataset`` as a frozen file at ``out`` (new, or a frozen file already).
+
+    ``only_approved``: freeze the approved and edited cases only (see :func:`approved_only`).
+    """
+    left_out: dict[str, int] = {}
+    if only_approved:
+        dataset, left_out = approved_only(dataset)
     if require_review and dataset.n_pending:
         raise DatasetError(
             f"{dataset.n_pending} case(s) are still pending review",
@@ -96,6 +150,7 @@ def freeze_dataset(dataset: Dataset, out: Path, *, require_review: bool = False)
         n_pending=dataset.n_pending,
         n_rejected=dataset.n_rejected,
         upgraded_from_format=old_format if old_format not in (None, FORMAT) else None,
+        left_out=left_out,
     )
 
 
@@ -105,6 +160,7 @@ def freeze_file(
     *,
     require_review: bool = False,
     field_map: DatasetFieldMap | None = None,
+    only_approved: bool = False,
 ) -> FreezeResult:
     """Load and validate ``path``, write its frozen file; what ``ragproof freeze`` runs.
 
@@ -128,7 +184,9 @@ def freeze_file(
                 source=str(src),
                 hint="choose another output path with -o",
             )
-        return freeze_dataset(dataset, target, require_review=require_review)
+        return freeze_dataset(
+            dataset, target, require_review=require_review, only_approved=only_approved
+        )
 
 
 def freeze(
@@ -137,14 +195,22 @@ def freeze(
     *,
     require_review: bool = False,
     field_map: DatasetFieldMap | None = None,
+    only_approved: bool = False,
 ) -> Path:
     """Validate ``path`` and write ``<stem>.frozen.json`` beside it (or ``out``).
 
     Rejected cases are left out; pending ones are frozen (``require_review=True``
-    refuses while any is pending). Returns the path written.
+    refuses while any is pending; ``only_approved=True`` leaves out every case not
+    approved or edited). Returns the path written.
     """
     with paused_gc():
-        result = freeze_file(path, out, require_review=require_review, field_map=field_map)
+        result = freeze_file(
+            path,
+            out,
+            require_review=require_review,
+            field_map=field_map,
+            only_approved=only_approved,
+        )
         written = result.path
         del result  # the cases are freed while paused: the collector has nothing to scan
     return written
@@ -176,17 +242,21 @@ def check_frozen(
     out: str | os.PathLike[str] | None = None,
     *,
     field_map: DatasetFieldMap | None = None,
+    only_approved: bool = False,
 ) -> FreezeCheck:
     """Is the frozen file of ``path`` (``out``, or ``<stem>.frozen.json``) current?
 
     Current means it exists, verifies, and holds exactly the cases freezing ``path``
-    would write now (same dataset hash). A source that does not load raises its
-    :class:`DatasetError`; a frozen file that does not verify is stale.
+    would write now (same dataset hash; ``only_approved``: as ``--approved-only``
+    freezes it). A source that does not load raises its :class:`DatasetError`; a
+    frozen file that does not verify is stale.
     """
     src = Path(path)
     target = Path(out) if out is not None else default_output(src)
     with paused_gc():
         source = load_dataset(src, field_map=field_map)
+        if only_approved:
+            source = approved_only(source)[0]
         if not target.is_file():
             return FreezeCheck(target, False, f"{target} does not exist", source, None)
         try:
@@ -235,7 +305,12 @@ def stale_source(
     try:
         with paused_gc():
             sha256 = frozen.sha256 if frozen is not None else load_dataset(path).sha256
-            current = load_dataset(source).sha256
+            loaded = load_dataset(source)
+            if loaded.sha256 == sha256:
+                return None
+            if not any(case.review_status in APPROVED for case in loaded.cases):
+                return source
+            # Frozen with --approved-only: current when it holds the approved cases.
+            return source if approved_only(loaded)[0].sha256 != sha256 else None
     except DatasetError:
         return None
-    return source if current != sha256 else None

@@ -31,7 +31,7 @@ QuestionType = Literal[
     "simple", "complex", "distracting", "situational", "double", "conversational", "out_of_scope"
 ]
 Split = Literal["optimize", "validation", "test"]
-ReviewStatus = Literal["pending", "approved", "rejected"]
+ReviewStatus = Literal["pending", "approved", "edited", "rejected"]
 
 
 NonEmptyStr = Annotated[str, Field(min_length=1)]
@@ -97,6 +97,17 @@ class Usage(BaseModel):
     completion_tokens: StrictInt = Field(ge=0)
 
 
+class ProvenanceEdit(BaseModel):
+    """One change a reviewer made to a generated case (``ragproof review -o``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    field: Literal["question", "expected_answer", "expected_source_ids"]
+    before: str | tuple[str, ...] | None
+    reviewer: NonEmptyStr
+    time: NonEmptyStr
+
+
 class Provenance(BaseModel):
     """Where a generated case came from (docs/generation.md, "Output")."""
 
@@ -111,6 +122,7 @@ class Provenance(BaseModel):
     seed: StrictInt
     usage: Usage | None = None
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    edits: tuple[ProvenanceEdit, ...] | None = None
 
     @field_validator("span")
     @classmethod

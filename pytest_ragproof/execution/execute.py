@@ -11,7 +11,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_ragproof.dataset.models import Case
 from pytest_ragproof.errors import OutputShapeError
@@ -36,6 +36,8 @@ class Outcome:
     latency_s: float = 0.0
     # The normalized output, when the judging stage already made it.
     output: PipelineOutput | None = None
+    # The evaluators' scores under way (a Future of ``Evaluated``), when handed over early.
+    evaluation: Any = None
 
 
 @dataclass
@@ -78,6 +80,25 @@ async def timed_async(call: Callable[[], Awaitable[Any]], timeout: float | None)
     except Exception as exc:
         return Outcome(error=exc, latency_s=time.perf_counter() - start)
     return Outcome(raw=raw, latency_s=time.perf_counter() - start)
+
+
+class _Receiver(Protocol):
+    def submit(self, key: str, case: Case, outcome: Outcome) -> None: ...
+
+
+def hand_over(*stages: _Receiver | None) -> Callable[[str, Case, Outcome], None] | None:
+    """One hook that hands a landed outcome to each stage (judges, evaluators), or None."""
+    chosen = [s for s in stages if s is not None]
+    if not chosen:
+        return None
+    if len(chosen) == 1:
+        return chosen[0].submit
+
+    def submit(key: str, case: Case, outcome: Outcome) -> None:
+        for stage in chosen:
+            stage.submit(key, case, outcome)
+
+    return submit
 
 
 def call_case(pipeline: Any, case: Case, cfg: RunConfig, loops: LoopOwner) -> Outcome:
@@ -139,7 +160,7 @@ def finish_case(
     extra: dict[str, float] = dict(judgement.metrics) if judgement is not None else {}
     missing: dict[str, str] = dict(judgement.not_judged) if judgement is not None else {}
     if evaluators is not None:
-        evaluated = evaluators.score(output, case)
+        evaluated = evaluators.score(output, case, outcome)
         if evaluated.error is not None:
             score(record, case, output, cfg, (), extra, missing)
             record.status, record.error_type = "error", "EvaluatorError"

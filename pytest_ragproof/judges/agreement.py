@@ -21,6 +21,7 @@ import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 Stat = Callable[[Sequence[float], Sequence[float]], float | None]
 
@@ -224,12 +225,14 @@ def bootstrap(
     binary = figures is binary_figures
     cells = [2 * int(y) + int(p) for y, p in zip(labels, scores, strict=True)] if binary else []
     for _ in range(resamples if n else 0):
-        picks = rng.choices(range(n), k=n)
         if binary:
-            drawn_cells = [cells[i] for i in picks]
+            # choices() over the cells draws exactly what it draws over range(n) (one
+            # random() per pick), without indexing the cells again.
+            drawn_cells = rng.choices(cells, k=n)
             tn, fp, fn, tp = (drawn_cells.count(v) for v in range(4))
             found = figures_of(tp, fp, fn, tn)
         else:
+            picks = rng.choices(range(n), k=n)
             found = figures([labels[i] for i in picks], [scores[i] for i in picks])
         for name, value in found.items():
             bucket = drawn.setdefault(name, [])
@@ -251,3 +254,51 @@ def graded_figures(labels: Sequence[float], scores: Sequence[float]) -> dict[str
 
 def is_binary(labels: Sequence[float]) -> bool:
     return all(v in (0, 1) for v in labels)
+
+
+def figure_entry(value: float | None, name: str, interval: Interval | None) -> dict[str, Any]:
+    """One figure as reports write it: value (6 decimals), why it is undefined, its interval."""
+    entry: dict[str, Any] = {"value": None if value is None else round(value, 6)}
+    if value is None:
+        entry["undefined"] = UNDEFINED[name]
+    if interval is not None:
+        entry["ci95"] = (
+            None
+            if interval.low is None or interval.high is None
+            else [round(interval.low, 6), round(interval.high, 6)]
+        )
+        entry["resamples"] = interval.resamples
+    return entry
+
+
+def measure(
+    labels: Sequence[float],
+    scores: Sequence[float],
+    *,
+    binary: bool,
+    cut: float,
+    resamples: int,
+    seed: int,
+) -> dict[str, Any]:
+    """The figures of ``scores`` against ``labels`` with their intervals.
+
+    0/1 labels (``binary``): a score of at least ``cut`` counts as a 1; the result has
+    ``cut``, ``confusion`` and the 0/1 figures. Graded labels: Spearman and Kendall.
+    ``figures`` is empty when there is no item.
+    """
+    out: dict[str, Any] = {}
+    if binary:
+        predicted = [1.0 if s >= cut else 0.0 for s in scores]
+        point = binary_figures(labels, predicted)
+        intervals = bootstrap(labels, predicted, binary_figures, resamples=resamples, seed=seed)
+        out["cut"] = cut
+        out["confusion"] = confusion(labels, predicted)
+    else:
+        point = graded_figures(labels, scores)
+        intervals = bootstrap(labels, scores, graded_figures, resamples=resamples, seed=seed)
+    out["figures"] = (
+        {name: figure_entry(v, name, intervals.get(name)) for name, v in point.items()}
+        if labels
+        else {}
+    )
+    return out

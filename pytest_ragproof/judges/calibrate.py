@@ -116,20 +116,6 @@ def judge_items(
     return out
 
 
-def _figure(value: float | None, name: str, interval: A.Interval | None) -> dict[str, Any]:
-    entry: dict[str, Any] = {"value": None if value is None else round(value, 6)}
-    if value is None:
-        entry["undefined"] = A.UNDEFINED[name]
-    if interval is not None:
-        entry["ci95"] = (
-            None
-            if interval.low is None or interval.high is None
-            else [round(interval.low, 6), round(interval.high, 6)]
-        )
-        entry["resamples"] = interval.resamples
-    return entry
-
-
 def agreement_report(
     judging: Judging, *, cut: float = 0.5, resamples: int = 1000, seed: int = 0
 ) -> dict[str, Any]:
@@ -150,19 +136,7 @@ def agreement_report(
         },
         "bootstrap": {"method": "percentile", "level": 0.95, "resamples": resamples, "seed": seed},
     }
-    if binary:
-        predicted = [1.0 if s >= cut else 0.0 for s in scores]
-        point = A.binary_figures(labels, predicted)
-        intervals = A.bootstrap(labels, predicted, A.binary_figures, resamples=resamples, seed=seed)
-        out["cut"] = cut
-        out["confusion"] = A.confusion(labels, predicted)
-    else:
-        point = A.graded_figures(labels, scores)
-        intervals = A.bootstrap(labels, scores, A.graded_figures, resamples=resamples, seed=seed)
-    if scored:
-        out["figures"] = {name: _figure(v, name, intervals.get(name)) for name, v in point.items()}
-    else:
-        out["figures"] = {}
+    out.update(A.measure(labels, scores, binary=binary, cut=cut, resamples=resamples, seed=seed))
     out["per_item"] = [
         {
             "id": r.id,

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import pytest_ragproof.plugin.options as options
+from pytest_ragproof.plugin.gitinfo import git_info
 from pytest_ragproof.plugin.refs import relpath
 from pytest_ragproof.plugin.workers import WorkerMerge
 from pytest_ragproof.results.document import write_results
@@ -59,6 +60,7 @@ class FinishHooks(WorkerMerge):
             populations={relpath(self.config, p): n for p, n in self.populations.items()},
             skipped=sorted(self.skipped & chosen),
             deselected=sorted(self.expected - chosen),
+            git=git_info(self.config.rootpath),
         )
 
     @pytest.hookimpl(tryfirst=True)
@@ -76,6 +78,10 @@ class FinishHooks(WorkerMerge):
         self.outcome = outcome = decide(facts, self.cfg)
         if facts.records or facts.datasets:
             self.write_outputs(outcome)
+        if self.history is not None:
+            from pytest_ragproof.plugin.history import record
+
+            self.history_line = record(self.history, outcome.document, facts)
         if any(
             r.error_type in ("PipelineSignatureError", "JudgeConfigError") for r in facts.records
         ):
@@ -111,8 +117,21 @@ class FinishHooks(WorkerMerge):
             target = options.get(self.config, name)
             if target:
                 path = (base / str(target)).resolve()
-                files = write_export(name, results, path)
+                labels = self._labels(results) if name == "inspectorraget" else None
+                files = write_export(name, results, path, labels=labels)
                 self.written.append(f"{name} written to {', '.join(str(f) for f in files)}")
+
+    def _labels(self, results: dict[str, Any]) -> list[Any] | None:
+        """People's labels for the InspectorRAGet export (checked readable at the start)."""
+        shown = options.get(self.config, "inspectorraget_labels")
+        if not shown:
+            return None
+        from pytest_ragproof.labels import read_labels
+        from pytest_ragproof.reporting.inspectorraget_people import annotators_summary
+
+        labels = read_labels(self.config.invocation_params.dir / str(shown))
+        self.written.append(f"inspectorraget {annotators_summary(results, labels)}")
+        return labels
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         outcome = self.outcome
@@ -126,6 +145,8 @@ class FinishHooks(WorkerMerge):
             tr.write_line(line.text, **line.markup)
         for written in self.written:
             tr.write_line(written)
+        if self.history_line is not None:
+            tr.write_line(self.history_line.text, **self.history_line.markup)
         if outcome.gate_failures:
             # pytest's own final line counts the failed gates, so a red run never ends on
             # a green-looking "N passed".

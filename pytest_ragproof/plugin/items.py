@@ -14,7 +14,7 @@ import pytest
 
 from pytest_ragproof.errors import EndpointError, PipelineSignatureError
 from pytest_ragproof.execution.call import NotCallableError
-from pytest_ragproof.execution.execute import Outcome, call_case, finish_case
+from pytest_ragproof.execution.execute import Outcome, call_case, finish_case, hand_over
 from pytest_ragproof.execution.repeat import finish_repeats, repeat_keys
 from pytest_ragproof.plugin.refs import RECORD_KEY, case_ref, property_name
 from pytest_ragproof.plugin.state import RunState
@@ -35,7 +35,10 @@ class ItemHooks(RunState):
         record = self.new_record(item)
         item.stash[RECORD_KEY] = record
         stage = self.judging(item)
-        prefetcher = self.ahead.prefetcher_for(item, None if stage is None else stage.submit)
+        evaluators = self.evaluator_runner(item)
+        prefetcher = self.ahead.prefetcher_for(
+            item, hand_over(stage, evaluators), evaluators=evaluators is not None
+        )
         n = self.cfg.repeat
         keys = repeat_keys(item.nodeid, n)
         outcomes: list[Outcome] = []

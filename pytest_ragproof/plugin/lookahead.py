@@ -38,19 +38,20 @@ class LookAhead:
         self._warned = False
 
     def prefetcher_for(
-        self, item: CaseItem, on_outcome: OnOutcome | None = None
+        self, item: CaseItem, on_outcome: OnOutcome | None = None, *, evaluators: bool = False
     ) -> Prefetcher | None:
         n = self.cfg.concurrency
-        # Judges look ahead too, so their calls overlap (the pipeline still gets n calls
-        # at once: with n = 1 they are made one after another on ragproof's thread).
-        window = self.cfg.lookahead
+        # Judges and evaluators look ahead too, so their calls overlap (the pipeline still
+        # gets n calls at once: with n = 1 they are made one after another on ragproof's
+        # thread).
+        window = self.cfg.lookahead_with_evaluators() if evaluators else self.cfg.lookahead
         if window <= 1:
             return None
         scope = fixture_scope(item, self.cfg.pipeline_fixture)
         if scope not in ("session", "module", "package"):
             if not self._warned:
                 self._warned = True
-                what = f"--ragproof-concurrency={n}" if n > 1 else "judging ahead"
+                what = f"--ragproof-concurrency={n}" if n > 1 else "judging or evaluating ahead"
                 self.notes.append(
                     f"{what} did not apply: the fixture "
                     f"'{self.cfg.pipeline_fixture}' is {scope}-scoped, so each case gets a new "

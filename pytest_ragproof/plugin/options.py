@@ -220,6 +220,13 @@ OPTIONS: tuple[Option, ...] = (
         metavar="N",
     ),
     Option(
+        "evaluator_concurrency",
+        "cases scored at once by bring-your-own evaluators (rag_evaluators), per process "
+        f"(default {defaults.EVALUATOR_CONCURRENCY})",
+        default=str(defaults.EVALUATOR_CONCURRENCY),
+        metavar="N",
+    ),
+    Option(
         "judge_budget_usd",
         "stop judging once the judges' cost reaches this many US dollars (per run; split "
         "evenly across xdist workers)",
@@ -340,6 +347,20 @@ OPTIONS: tuple[Option, ...] = (
         "write an InspectorRAGet JSON export to this path (several case kinds: one file per "
         "kind, e.g. run.json -> run.qa.json, run.unanswerable.json, run.injection.json)",
         metavar="PATH",
+    ),
+    Option(
+        "inspectorraget_labels",
+        "a labels file of ragproof review: the InspectorRAGet export shows each reviewer as an "
+        "annotator (worker human:<reviewer>) beside the judge; stale labels are left out",
+        metavar="PATH",
+    ),
+    # Run history (docs/history.md).
+    Option(
+        "history",
+        "record the run in this history store: a SQLite file path, a database URL "
+        "(postgresql://user@host/db) or 'default' for .ragproof/history.sqlite in the "
+        "project's root folder",
+        metavar="STORE",
     ),
     # Regression baselines.
     Option("baseline", "compare the run with this committed results file", metavar="PATH"),

@@ -77,9 +77,10 @@ def check_judges(config: pytest.Config, cfg: RunConfig) -> None:
 class Scorers:
     """The judge stage and the evaluator runner of one pytest process."""
 
-    def __init__(self, config: pytest.Config, cfg: RunConfig) -> None:
+    def __init__(self, config: pytest.Config, cfg: RunConfig, notes: list[str]) -> None:
         self.config = config
         self.cfg = cfg
+        self.notes = notes  # the run's notes: what went wrong with the LLM cache goes there
         self.stage: JudgeStage | None = None
         self.evaluators: EvaluatorRunner | None = None
         self._evaluators_looked_up = False
@@ -116,11 +117,20 @@ class Scorers:
             item.session.shouldstop = "ragproof: rag_evaluators is not usable"
             raise pytest.UsageError(f"ragproof: {exc}") from None
         enabled = not bool(options.get(self.config, "no_cache"))
-        self.evaluators = EvaluatorRunner(evaluators, cache_dir(self.config), enabled)
+        self.evaluators = EvaluatorRunner(
+            evaluators, cache_dir(self.config), enabled, self.cfg.evaluator_concurrency
+        )
         return self.evaluators
 
     def close(self) -> None:
+        caches = []
         if self.stage is not None:
             self.stage.close()
+            caches.append(self.stage.client.cache)
         if self.evaluators is not None:
             self.evaluators.close()
+            caches.append(self.evaluators.cache)
+        for cache in caches:
+            # Closed, the store is one file again (a CI cache step saves just that file).
+            cache.close()
+            self.notes.extend(n for n in cache.notes() if n not in self.notes)

@@ -66,6 +66,7 @@ def build(config: pytest.Config) -> RunConfig:
         judge_model=get(config, "judge_model"),
         judge_api_base=get(config, "judge_api_base"),
         judge_concurrency=get(config, "judge_concurrency"),
+        evaluator_concurrency=get(config, "evaluator_concurrency"),
         judge_budget_usd=get(config, "judge_budget_usd"),
         judge_max_calls=get(config, "judge_max_calls"),
         judge_dry_run=bool(get(config, "judge_dry_run")),
@@ -114,6 +115,25 @@ def check_outputs(config: pytest.Config, report: Path | None) -> None:
             why = refusal(name, path, f"--ragproof-{name} {target}")
             if why is not None:
                 raise ConfigError(why)
+    labels = options.get(config, "inspectorraget_labels")
+    if labels:
+        if not options.get(config, "inspectorraget"):
+            raise ConfigError(
+                "--ragproof-inspectorraget-labels goes with --ragproof-inspectorraget PATH "
+                "(the export that shows the labels)"
+            )
+        if options.get(config, "redact"):
+            raise ConfigError(
+                "--ragproof-inspectorraget-labels: a run with --ragproof-redact keeps no answer "
+                "or context to match labels with; drop one of the two options"
+            )
+        from pytest_ragproof.errors import DatasetError
+        from pytest_ragproof.labels import read_labels
+
+        try:
+            read_labels(config.invocation_params.dir / str(labels))
+        except DatasetError as exc:
+            raise ConfigError(f"--ragproof-inspectorraget-labels: {exc}") from None
     kind = sniff(report) if report is not None else None
     if kind in ("dataset", "other"):
         what = "a ragproof dataset" if kind == "dataset" else "not a ragproof results file"

@@ -21,6 +21,7 @@ from pytest_ragproof.dataset.io import Dataset, load_dataset
 from pytest_ragproof.dataset.models import Case
 from pytest_ragproof.errors import ConfigError, DatasetError, FrozenDatasetModifiedError
 from pytest_ragproof.execution.call import LoopOwner
+from pytest_ragproof.plugin.history import history_target
 from pytest_ragproof.plugin.lookahead import LookAhead
 from pytest_ragproof.plugin.refs import CASE_KEY, CaseRef, case_ref, relpath
 from pytest_ragproof.plugin.scorers import Scorers, check_judges
@@ -31,7 +32,7 @@ from pytest_ragproof.verdict.record import CaseRecord
 from pytest_ragproof.verdict.shard import Shard, parse_shard
 
 if TYPE_CHECKING:
-    from pytest_ragproof.verdict.decide import RunOutcome
+    from pytest_ragproof.verdict.decide import Line, RunOutcome
 
 
 def _shard(config: pytest.Config, cfg: RunConfig) -> Shard | None:
@@ -93,9 +94,11 @@ class RunState:
                 self.cfg = install(config, self.cfg, self.notes)
             self.shard = _shard(config, self.cfg)
             self.others_here = _others_here(config, self.shard)
+            self.is_worker = xdist_support.is_worker(config)
+            # Checked and opened on the process that writes it only (not on xdist workers).
+            self.history = None if self.is_worker else history_target(config)
         except ConfigError as exc:
             raise pytest.UsageError(f"ragproof: {exc}{usage.origin_of(config, exc)}") from None
-        self.is_worker = xdist_support.is_worker(config)
         self.loops = LoopOwner()
         self.selection = select_datasets(config, self.cfg.datasets)
         self.datasets: dict[Path, Dataset] = {}
@@ -120,8 +123,9 @@ class RunState:
         self.marker_ids: set[str] = set()  # marker-mode items (their population is collected)
         self.ahead = LookAhead(self.cfg, self.notes)
         check_judges(config, self.cfg)
-        self.scorers = Scorers(config, self.cfg)
+        self.scorers = Scorers(config, self.cfg, self.notes)
         self.written: list[str] = []
+        self.history_line: Line | None = None
         self.outcome: RunOutcome | None = None
         self._local: dict[str, CaseRecord] = {}  # serial: a report's record until it is logged
         # Metrics as user_properties only for the reports that print them (JUnit XML,

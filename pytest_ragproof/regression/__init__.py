@@ -7,7 +7,8 @@ A library (no pytest import), usable from a notebook on two results dicts::
     comparison = compare(current, baseline, tolerances=["qa:recall@5=0.02"], alpha=0.05)
     comparison.passed, comparison.gate_failures, comparison.to_dict()
 
-:mod:`.stats` holds the paired tests (exact McNemar, Wilcoxon signed-rank),
+:mod:`.stats` holds the paired tests (exact McNemar, Wilcoxon signed-rank) and the
+paired t interval of a mean change,
 :mod:`.tolerance` the ``[SELECTOR:]METRIC=DELTA`` grammar and :mod:`.compare`
 the comparison itself, :mod:`.comparison` its result types. The pytest side
 lives in ``pytest_ragproof.verdict.baseline``.
@@ -17,8 +18,10 @@ from __future__ import annotations
 
 from pytest_ragproof.regression.compare import AggregateChange, CaseFlip, Comparison, compare
 from pytest_ragproof.regression.stats import (
+    MeanInterval,
     PairedTest,
     mcnemar_exact,
+    paired_mean_interval,
     paired_test,
     wilcoxon_signed_rank,
 )
@@ -28,10 +31,12 @@ __all__ = [
     "AggregateChange",
     "CaseFlip",
     "Comparison",
+    "MeanInterval",
     "PairedTest",
     "Tolerance",
     "compare",
     "mcnemar_exact",
+    "paired_mean_interval",
     "paired_test",
     "parse_tolerance",
     "parse_tolerances",

@@ -17,7 +17,8 @@ What is compared, per pipeline (cases are matched by pipeline and case id):
   and by the tolerances. Over the cases both
   runs scored (neither an error, the metric present in both) it reports the
   baseline and current means, the paired test (exact McNemar when every value
-  is 0 or 1, else Wilcoxon signed-rank; see :mod:`.stats`), and a verdict.
+  is 0 or 1, else Wilcoxon signed-rank; see :mod:`.stats`), the 95% paired t
+  interval of the change of the mean (for charts; it does not gate), and a verdict.
   A *regression* gates the run: the mean moved in the metric's worse direction
   (per case kind, from the metric registry) by more than its tolerance AND
   ``p < alpha``. Aggregators in threshold expressions (``.p95``) are ignored
@@ -45,6 +46,7 @@ from pytest_ragproof.regression.comparison import (
 from pytest_ragproof.regression.stats import (
     is_binary,
     min_pairs,
+    paired_mean_interval,
     paired_test,
     too_few_pairs,
 )
@@ -231,6 +233,7 @@ def _aggregate(
         verdict == "regression",
         note,
         tuple((cid, b, a) for _, cid, b, a in sorted(worse)[:WORST_SHOWN]),
+        paired_mean_interval([a - b for a, b in zip(after, before, strict=True)]),
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pytest_ragproof.regression.stats import PairedTest
+from pytest_ragproof.regression.stats import MeanInterval, PairedTest
 from pytest_ragproof.regression.tolerance import Tolerance
 
 __all__ = ["WORST_SHOWN", "AggregateChange", "CaseFlip", "Comparison"]
@@ -54,6 +54,8 @@ class AggregateChange:
     note: str | None = None  # why a drop could not be tested (too few pairs)
     # The paired cases that got worse most (up to WORST_SHOWN): (id, baseline, now).
     worst: tuple[tuple[str, float, float], ...] = ()
+    # The 95% paired t interval of ``delta`` (None: fewer than two pairs).
+    interval: MeanInterval | None = None
 
     @property
     def label(self) -> str:
@@ -62,6 +64,7 @@ class AggregateChange:
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["test"] = None if self.test is None else self.test.to_dict()
+        out["interval"] = None if self.interval is None else self.interval.to_dict()
         out["worst"] = [{"id": c, "baseline": b, "now": n} for c, b, n in self.worst]
         return out
 

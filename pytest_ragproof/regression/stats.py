@@ -26,9 +26,19 @@ Two tests, both two-sided, both over the cases a run shares with its baseline:
   are equal up to floating-point noise (``0.3 - 0.1`` and ``0.5 - 0.3``) tie,
   and ``0.1 + 0.2 - 0.3`` counts as no change.
 
+With the test, :func:`paired_mean_interval` gives the interval of the mean
+difference a chart draws as a whisker: the paired Student t interval
+``mean ± t(1 - (1 - level) / 2, n - 1) · sd / sqrt(n)`` over the same differences,
+its quantile from the regularized incomplete beta function (a continued fraction,
+inverted by bisection). It needs no random numbers, so a report is the same every
+time. It is a picture of the uncertainty, not the gate: the gate stays the
+rank-based test above, so an interval that leaves out 0 can sit beside a p-value
+above alpha (the two tests ask different questions of skewed or tied differences).
+
 These agree with ``scipy.stats.binomtest(k, n, 0.5)`` and
 ``scipy.stats.wilcoxon(x, y, zero_method="wilcox", correction=True,
-method="exact" | "asymptotic")``; the test suite checks that over many random
+method="exact" | "asymptotic")`` and ``scipy.stats.ttest_rel(x, y).confidence_interval()``;
+the test suite checks that over many random
 inputs (SciPy is a development dependency only).
 """
 
@@ -41,11 +51,14 @@ from typing import Any
 
 __all__ = [
     "EXACT_WILCOXON_MAX_N",
+    "MeanInterval",
     "PairedTest",
     "is_binary",
     "mcnemar_exact",
     "min_pairs",
+    "paired_mean_interval",
     "paired_test",
+    "student_t_quantile",
     "too_few_pairs",
     "wilcoxon_signed_rank",
 ]
@@ -183,3 +196,106 @@ def too_few_pairs(test: PairedTest, needed: int, alpha: float) -> str:
         f"too few changed cases to test: {test.n}; the Wilcoxon signed-rank test needs at "
         f"least {needed} moving one way for p < {alpha:g}"
     )
+
+
+# -- the interval of a mean difference -------------------------------------------------
+
+_CF_MAX_TERMS = 400
+_CF_TINY = 1e-300
+_CF_EPS = 1e-15
+
+
+@dataclass(frozen=True)
+class MeanInterval:
+    """A two-sided confidence interval of a mean paired difference."""
+
+    method: str  # "paired-t"
+    level: float  # 0.95
+    low: float
+    high: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _beta_fraction(a: float, b: float, x: float) -> float:
+    """The continued fraction of the incomplete beta function (modified Lentz)."""
+    c = 1.0
+    d = 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > _CF_TINY else _CF_TINY)
+    result = d
+    for m in range(1, _CF_MAX_TERMS + 1):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > _CF_TINY else _CF_TINY)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > _CF_TINY else _CF_TINY
+            result *= c * d
+        if abs(c * d - 1.0) < _CF_EPS:
+            break
+    return result
+
+
+def _regularized_beta(a: float, b: float, x: float) -> float:
+    """``I_x(a, b)``, the regularized incomplete beta function, for a, b > 0."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = (
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
+    front = math.exp(log_front)
+    # The fraction converges fast below the mean of the distribution; use the symmetry
+    # I_x(a, b) = 1 - I_(1-x)(b, a) above it.
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _beta_fraction(a, b, x) / a
+    return 1.0 - front * _beta_fraction(b, a, 1.0 - x) / b
+
+
+def student_t_quantile(p: float, df: float) -> float:
+    """The ``p`` quantile of Student's t distribution with ``df`` degrees of freedom."""
+    if not 0.0 < p < 1.0:
+        raise ValueError("p must be strictly between 0 and 1")
+    if df <= 0:
+        raise ValueError("degrees of freedom must be positive")
+    if p == 0.5:
+        return 0.0
+    tail = min(p, 1.0 - p)
+    # P(|T| > t) = I_x(df/2, 1/2) with x = df / (df + t^2); that tail is 2 * tail.
+    # I_x rises with x, so bisect on x: the t we want has I_x(df/2, 1/2) = 2 * tail.
+    low, high = 0.0, 1.0
+    for _ in range(200):
+        mid = (low + high) / 2
+        if mid in (low, high):
+            break
+        if _regularized_beta(df / 2, 0.5, mid) < 2 * tail:
+            low = mid
+        else:
+            high = mid
+    x = (low + high) / 2
+    t = math.sqrt(df * (1.0 - x) / x)
+    return t if p > 0.5 else -t
+
+
+def paired_mean_interval(differences: Sequence[float], level: float = 0.95) -> MeanInterval | None:
+    """The paired t interval of the mean of ``differences`` (after - before).
+
+    ``None`` with fewer than two differences (no spread to measure). Differences that
+    are all equal give an interval of zero width at their value.
+    """
+    if not 0.0 < level < 1.0:
+        raise ValueError("level must be strictly between 0 and 1")
+    values = [float(d) for d in differences]
+    if any(not math.isfinite(d) for d in values):
+        raise ValueError("differences must be finite")
+    n = len(values)
+    if n < 2:
+        return None
+    mean = math.fsum(values) / n
+    variance = math.fsum((d - mean) ** 2 for d in values) / (n - 1)
+    half = student_t_quantile(1.0 - (1.0 - level) / 2, n - 1) * math.sqrt(variance / n)
+    return MeanInterval("paired-t", level, mean - half, mean + half)

@@ -5,9 +5,13 @@ One file, no network: CSS and JavaScript are inlined from
 Content-Security-Policy meta tag forbids every fetch (``default-src 'none'``),
 so a report opened from a CI artifact cannot call anywhere.
 
-Sections: summary and thresholds, aggregate tables and bar charts per selector
-with the pipelines side by side, RAGET-style component scores, the baseline
-comparison when ``results["baseline"]`` exists, and the per-case table. The
+Sections: summary and thresholds, pass and fail per kind and per question type
+(stacked bars), aggregate tables and bar charts per selector with the pipelines
+side by side, score distributions (a histogram per metric and kind), RAGET-style
+component scores, the baseline comparison when ``results["baseline"]`` exists
+(with a chart of each compared mean's change and its interval), and the per-case
+table. Every chart is inline SVG drawn here (:mod:`.html_charts`, :mod:`.svg`),
+readable without JavaScript. The
 per-case table is drawn by the page's script from the data embedded as JSON in
 a ``<script type="application/json">`` element (``<``, ``>`` and ``&`` written
 as ``\\u003c``-style escapes, so no ``</script>`` can close it early); the
@@ -40,6 +44,7 @@ from typing import Any
 from pytest_ragproof.reporting import html_sections as sec
 from pytest_ragproof.reporting.components import BASIS_CORRECTNESS, score_basis
 from pytest_ragproof.reporting.html_aggregates import aggregates
+from pytest_ragproof.reporting.html_charts import baseline_chart, distributions, pass_fail
 from pytest_ragproof.reporting.html_sections import esc
 from pytest_ragproof.reporting.judge_reasons import judge_error_text, judge_views
 from pytest_ragproof.results.document import is_flaky
@@ -223,15 +228,19 @@ def render_html(results: Mapping[str, Any]) -> str:
     data = case_data(results)
     sections = [
         ("summary", "Summary", sec.summary(results, pipelines) + sec.thresholds(results)),
+        ("pass-fail", "Pass and fail", pass_fail(results, pipelines)),
         ("aggregates", "Aggregates", aggregates(results, pipelines)),
+        ("distributions", "Score distributions", distributions(results, pipelines)),
         ("components", "Component scores (RAGET-style)", _components(results, pipelines)),
     ]
     if isinstance(results.get("judges"), Mapping):
-        sections.insert(2, ("judges", "LLM judges", sec.judges(results["judges"])))
+        sections.insert(4, ("judges", "LLM judges", sec.judges(results["judges"])))
     if any(is_flaky(c) for c in results.get("cases") or []):
         sections.insert(1, ("flaky", "Flaky cases", sec.flaky(results)))
     if isinstance(results.get("baseline"), Mapping):
-        sections.append(("baseline", "Baseline comparison", sec.baseline(results["baseline"])))
+        data = results["baseline"]
+        chart = baseline_chart(data.get("aggregates") or [])
+        sections.append(("baseline", "Baseline comparison", sec.baseline(data, chart)))
     sections.append(("cases", "Cases", _cases_section()))
     nav = "".join(f'<a href="#{sid}">{esc(title)}</a>' for sid, title, _ in sections)
     body = "".join(

@@ -213,7 +213,9 @@ def judges(data: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
-def baseline(data: Mapping[str, Any]) -> str:
+def baseline(data: Mapping[str, Any], chart: str = "") -> str:
+    """The baseline section; ``chart`` (the changes with their intervals) goes above the
+    table of aggregate changes."""
     out = []
     verdict = "passed" if data.get("passed", True) else "failed"
     if data.get("path"):
@@ -282,6 +284,7 @@ def baseline(data: Mapping[str, Any]) -> str:
         headers = ["pipeline", "selector", "metric", "paired n", "baseline", "now", "delta"]
         out.append(
             "<h3>Aggregate changes</h3>"
+            + chart
             + table([*headers, "tolerance", "test", "p", "verdict"], rows, num_from=3)
         )
     for line in data.get("gate_failures") or []:

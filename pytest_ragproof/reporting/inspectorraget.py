@@ -31,6 +31,10 @@ Mapping:
   judge's reasons are the text metric ``<judge>_reasons`` of the evaluations it
   judged or skipped (:func:`.judge_reasons.reason_text`), and a judge error is
   spelled out in ``failed_thresholds`` (step, error type, HTTP status).
+- People (``labels``, a labels file of ``ragproof review``): each labelled judged
+  metric gets a human metric ``<metric>_human`` with the judge as worker
+  ``system`` and each reviewer as worker ``human:<reviewer>``
+  (:mod:`.inspectorraget_people`); stale labels are left out.
 - With ``redacted`` results, every text InspectorRAGet requires (question,
   answer, document text) is the placeholder ``[redacted]``, and no judge
   reasons are exported (claims are the answer's text).
@@ -42,10 +46,10 @@ returned; a violation raises :class:`InspectorRagetFormatError`.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof.reporting.inspectorraget_format import (
     InspectorRagetFormatError,
@@ -64,6 +68,10 @@ from pytest_ragproof.reporting.inspectorraget_metrics import (
 from pytest_ragproof.reporting.judge_reasons import judge_error_text, judge_views, reason_text
 from pytest_ragproof.vocabulary import KINDS
 
+if TYPE_CHECKING:
+    from pytest_ragproof.labels import Label
+    from pytest_ragproof.reporting.inspectorraget_people import People
+
 __all__ = [
     "REDACTED",
     "InspectorRagetFormatError",
@@ -79,10 +87,14 @@ WORKER = "system"
 
 
 def render_inspectorraget(
-    results: Mapping[str, Any], *, timestamp: datetime | str | None = None
+    results: Mapping[str, Any],
+    *,
+    timestamp: datetime | str | None = None,
+    labels: Sequence[Label] | None = None,
 ) -> str:
-    """The export as JSON text (validated). ``timestamp`` fixes the export time (tests)."""
-    export = build_inspectorraget(results, timestamp=timestamp)
+    """The export as JSON text (validated). ``timestamp`` fixes the export time (tests);
+    ``labels``: people's labels, exported as annotators."""
+    export = build_inspectorraget(results, timestamp=timestamp, labels=labels)
     return json.dumps(export, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
@@ -101,8 +113,9 @@ def _timestamp(value: datetime | str | None) -> str:
 
 
 class _Builder:
-    def __init__(self, results: Mapping[str, Any]) -> None:
+    def __init__(self, results: Mapping[str, Any], people: People | None = None) -> None:
         self.results = results
+        self.people = people
         self.redacted = bool(results.get("redacted"))
         settings = results.get("settings") or {}
         self.delivery = str(settings.get("injection_delivery", "append"))
@@ -247,6 +260,8 @@ class _Builder:
             ids = dict.fromkeys(str(c["id"]) for c in contexts)
             out["contexts"] = [{"document_id": d} for d in ids if self.has_document(d)]
         out["annotations"] = {k: {WORKER: {"value": v}} for k, v in notes.items()}
+        if self.people is not None:
+            self.people.annotate(record, out["annotations"])
         return out
 
     def build(self, timestamp: datetime | str | None) -> dict[str, Any]:
@@ -260,6 +275,24 @@ class _Builder:
                 evaluations.append(
                     self.evaluation(self.task_ids[key], pipeline, records.get(pipeline), kinds)
                 )
+        metrics = declare_metrics(
+            self.cases,
+            kinds,
+            not_run=bool(self.not_run),
+            case_kinds=self.kinds,
+            reasons=sorted(self.reasons, key=_judge_order),
+        )
+        self.human: list[str] = []
+        if self.people is not None:
+            from pytest_ragproof.reporting.inspectorraget_format import UNSCORED_STATUSES
+
+            scored = (
+                e["annotations"]["status"][WORKER]["value"] not in UNSCORED_STATUSES
+                for e in evaluations
+            )
+            declared = self.people.declare(evaluations, scored)
+            self.human = [m["name"] for m in declared]
+            metrics += declared
         used = {c["document_id"] for t in tasks for c in t["contexts"]}
         used.update(c["document_id"] for e in evaluations for c in e.get("contexts", []))
         documents = [
@@ -277,13 +310,7 @@ class _Builder:
             "models": [
                 {"model_id": p, "name": p, "owner": "pytest-ragproof"} for p in self.pipelines
             ],
-            "metrics": declare_metrics(
-                self.cases,
-                kinds,
-                not_run=bool(self.not_run),
-                case_kinds=self.kinds,
-                reasons=sorted(self.reasons, key=_judge_order),
-            ),
+            "metrics": metrics,
             "documents": documents,
             "filters": ["category", "question_type", "tags", "dataset"],
             "tasks": tasks,
@@ -321,6 +348,13 @@ class _Builder:
                 + ", ".join(j + REASONS_SUFFIX for j in sorted(self.reasons, key=_judge_order))
                 + "."
             )
+        if self.human:
+            parts.append(
+                "People's labels are human metrics ("
+                + ", ".join(self.human)
+                + "): each reviewer is a worker human:<reviewer>, beside the judge as worker "
+                "system."
+            )
         text_metrics = [n for n, k in kinds.items() if k == "text"]
         if text_metrics:
             parts.append(
@@ -343,10 +377,18 @@ def _judge_order(name: str) -> tuple[int, str]:
 
 
 def build_inspectorraget(
-    results: Mapping[str, Any], *, timestamp: datetime | str | None = None
+    results: Mapping[str, Any],
+    *,
+    timestamp: datetime | str | None = None,
+    labels: Sequence[Label] | None = None,
 ) -> dict[str, Any]:
     """The export as a dict, validated against the format (raises on any violation)."""
-    export = _Builder(results).build(timestamp)
+    people = None
+    if labels is not None:
+        from pytest_ragproof.reporting.inspectorraget_people import People
+
+        people = People.of(results, labels)
+    export = _Builder(results, people).build(timestamp)
     validate_export(export)
     return export
 
@@ -368,7 +410,11 @@ def kind_path(path: Path, kind: str) -> Path:
 
 
 def export_files(
-    results: Mapping[str, Any], path: Path, *, timestamp: datetime | str | None = None
+    results: Mapping[str, Any],
+    path: Path,
+    *,
+    timestamp: datetime | str | None = None,
+    labels: Sequence[Label] | None = None,
 ) -> list[tuple[Path, str]]:
     """The files an export to ``path`` consists of, as (path, text).
 
@@ -378,8 +424,8 @@ def export_files(
     """
     parts = split_by_kind(results)
     if len(parts) <= 1:
-        return [(path, render_inspectorraget(results, timestamp=timestamp))]
+        return [(path, render_inspectorraget(results, timestamp=timestamp, labels=labels))]
     return [
-        (kind_path(path, kind), render_inspectorraget(part, timestamp=timestamp))
+        (kind_path(path, kind), render_inspectorraget(part, timestamp=timestamp, labels=labels))
         for kind, part in parts
     ]

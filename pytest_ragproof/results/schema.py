@@ -63,6 +63,11 @@ class _Shard(_Open):
     n: Annotated[StrictInt, Field(ge=1)]
 
 
+class _Git(_Open):
+    commit: StrictStr | None = None
+    branch: StrictStr | None = None
+
+
 class _Run(_Open):
     shard: _Shard | None
     population: Count
@@ -74,6 +79,7 @@ class _Run(_Open):
     not_selected: list[StrictStr]
     notes: list[StrictStr]
     config: dict[StrictStr, Any]
+    git: _Git | None = None
 
 
 class _Digest(_Open):

@@ -56,6 +56,8 @@ class RunConfig:
     baseline: BaselineSettings | None = None
     # The LLM judges this run asked for (None: no judge runs, nothing LLM is imported).
     judges: JudgeSettings | None = None
+    # --ragproof-evaluator-concurrency: cases scored at once by bring-your-own evaluators.
+    evaluator_concurrency: int = 4
     extra: dict[str, object] = field(default_factory=dict)
 
     @property
@@ -63,6 +65,11 @@ class RunConfig:
         """How many calls may be started ahead of the current case: the pipeline's
         concurrency, or the judges' so that judge calls overlap (1: none ahead)."""
         return max(self.concurrency, self.judges.concurrency if self.judges is not None else 1)
+
+    def lookahead_with_evaluators(self) -> int:
+        """:attr:`lookahead` when the run has evaluators: their cases are handed over
+        ahead too, so that up to ``evaluator_concurrency`` of them are scored at once."""
+        return max(self.lookahead, self.evaluator_concurrency)
 
     def settings(self) -> dict[str, object]:
         """The scoring settings recorded in the results document."""
@@ -156,6 +163,7 @@ def make_config(
     judge_model: str | None = None,
     judge_api_base: str | None = None,
     judge_concurrency: int | str = defaults.JUDGE_CONCURRENCY,
+    evaluator_concurrency: int | str = defaults.EVALUATOR_CONCURRENCY,
     judge_budget_usd: float | str | None = None,
     judge_max_calls: int | str | None = None,
     judge_dry_run: bool = False,
@@ -257,6 +265,7 @@ def make_config(
         abstain_patterns=tuple(abstain_patterns),
         report=report,
         concurrency=_int("concurrency", str(concurrency), 1),
+        evaluator_concurrency=_int("evaluator_concurrency", str(evaluator_concurrency), 1),
         repeat=repeats,
         min_pass_rate=rate,
         redact=redact,

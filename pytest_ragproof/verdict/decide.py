@@ -83,6 +83,8 @@ class RunFacts:
     populations: Mapping[str, int] = field(default_factory=dict)
     skipped: Sequence[str] = ()  # selected, skipped by pytest (no record)
     deselected: Sequence[str] = ()  # expected, left out by pytest's selection
+    # The commit and branch the run tested ({"commit": ..., "branch": ...}, what is known).
+    git: Mapping[str, str] | None = None
 
     @property
     def sharded(self) -> bool:
@@ -325,11 +327,12 @@ def run_section(facts: RunFacts, cfg: RunConfig) -> dict[str, Any]:
 
     The shard (if any), the population with and without it, the selected items pytest
     skipped, deselected or never scored (node ids), whether the run stopped, the notes
-    of the collecting side and the full settings (:func:`config_record`).
+    of the collecting side, the full settings (:func:`config_record`) and, when known,
+    the git commit and branch the run tested (``git``; history records them).
     """
     from pytest_ragproof.verdict.recorded import config_record
 
-    return {
+    section: dict[str, Any] = {
         "shard": None if facts.shard is None else facts.shard.to_dict(),
         "expected": facts.expected,
         "selected": facts.selected,
@@ -343,3 +346,6 @@ def run_section(facts: RunFacts, cfg: RunConfig) -> dict[str, Any]:
         "notes": [n for i, n in enumerate(facts.notes) if n not in facts.notes[:i]],
         "config": config_record(cfg),
     }
+    if facts.git:
+        section["git"] = dict(facts.git)
+    return section

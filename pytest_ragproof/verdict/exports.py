@@ -9,11 +9,14 @@ a run with several case kinds is one file per kind (:func:`export_files`).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof.vocabulary import KINDS
+
+if TYPE_CHECKING:
+    from pytest_ragproof.labels import Label
 
 # option name -> (module, function, append to an existing file?)
 EXPORTERS: dict[str, tuple[str, str, bool]] = {
@@ -83,24 +86,29 @@ def renderer(name: str) -> Callable[[dict[str, Any]], str]:
     return fn
 
 
-def export_files(name: str, results: dict[str, Any], path: Path) -> list[tuple[Path, str]]:
+def export_files(
+    name: str, results: dict[str, Any], path: Path, *, labels: Sequence[Label] | None = None
+) -> list[tuple[Path, str]]:
     """The files an export to ``path`` writes, as (path, text).
 
     One file, except InspectorRAGet for a run of several case kinds: one file per
     kind (``run.qa.json``, ``run.unanswerable.json``, ``run.injection.json``).
+    ``labels`` (InspectorRAGet only): people's labels, exported as annotators.
     """
     if name == "inspectorraget":
         from pytest_ragproof.reporting.inspectorraget import export_files as per_kind
 
-        return per_kind(results, path)
+        return per_kind(results, path, labels=labels)
     return [(path, renderer(name)(results))]
 
 
-def write_export(name: str, results: dict[str, Any], path: Path) -> list[Path]:
+def write_export(
+    name: str, results: dict[str, Any], path: Path, *, labels: Sequence[Label] | None = None
+) -> list[Path]:
     """Write the export ``name`` of ``results`` to ``path``; return the files written."""
     from pytest_ragproof.fileio import write_atomic
 
-    files = export_files(name, results, path)
+    files = export_files(name, results, path, labels=labels)
     for target, text in files:
         if EXPORTERS[name][2] and target.exists():
             with target.open("a", encoding="utf-8") as fh:

@@ -166,6 +166,13 @@ def _unique(values: Iterator[str]) -> list[str]:
     return out
 
 
+def _git(files: Sequence[ShardFile]) -> Mapping[str, str] | None:
+    """The commit and branch the shards recorded, when they all recorded the same."""
+    found = [f.run.get("git") for f in files]
+    first = found[0]
+    return first if isinstance(first, Mapping) and all(g == first for g in found) else None
+
+
 def merge(
     files: Sequence[ShardFile], base: Path, notes: list[str] | None = None
 ) -> tuple[RunOutcome, RunConfig]:
@@ -218,5 +225,6 @@ def merge(
         not_selected=_unique(p for f in files for p in f.run["not_selected"]),
         notes=_unique(n for f in files for n in f.run["notes"]),
         skipped=sorted(s for f in files for s in f.run["skipped"]),
+        git=_git(files),
     )
     return decide(facts, cfg), cfg

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from tests.evaluators.conftest import SECRET
 from tests.llm_stub import StubServer, server_error
 from tests.pytester_projects import load_json, run, write_frozen
-from tests.ragas_stub import ScriptedRagas
+from tests.ragas_stub import ScriptedRagas, ragas_metrics
 
 CASES: list[dict[str, Any]] = [
     {
@@ -29,10 +30,12 @@ CASES: list[dict[str, Any]] = [
 ]
 
 CONFTEST = """
+from typing import Any
+
 import pytest
-from ragas.llms import llm_factory
-from ragas.metrics import Faithfulness, LLMContextRecall
 from pytest_ragproof.evaluators import RagasEvaluator
+
+RAGAS_METRICS
 
 ANSWERS = {
     "river": ("The Seine flows through Paris. The Seine is pink.", "d1",
@@ -59,9 +62,8 @@ def mapper(output, case):
 
 @pytest.fixture(scope="session")
 def rag_evaluators():
-    llm = llm_factory("gpt-4o-mini", base_url="STUB_URL")
-    return [RagasEvaluator(metrics=[Faithfulness(), LLMContextRecall()],
-                           sample_mapper=mapper, llm=llm)]
+    metrics, llm = ragas_metrics("STUB_URL")
+    return [RagasEvaluator(metrics=metrics, sample_mapper=mapper, llm=llm)]
 """
 
 
@@ -70,7 +72,8 @@ def project(
 ) -> pytest.Pytester:
     write_frozen(pytester, CASES)
     text = (
-        CONFTEST.replace("STUB_URL", stub.url)
+        CONFTEST.replace("RAGAS_METRICS", inspect.getsource(ragas_metrics))
+        .replace("STUB_URL", stub.url)
         .replace("ASYNC_OR_NOT ", "async " if is_async else "")
         .replace("MAPPER_BODY", mapper)
     )
@@ -242,14 +245,138 @@ def test_a_custom_evaluator_and_nan_is_not_measured(
 def test_ragas_telemetry_is_off_once_the_evaluator_is_built(llm_stub: StubServer) -> None:
     import os
 
-    from ragas.llms import llm_factory
-    from ragas.metrics import Faithfulness
-
     from pytest_ragproof.evaluators import RagasEvaluator
 
-    RagasEvaluator(
-        metrics=[Faithfulness()],
-        sample_mapper=lambda o, c: {},
-        llm=llm_factory("gpt-4o-mini", base_url=llm_stub.url),
-    )
+    metrics, llm = ragas_metrics(llm_stub.url)
+    RagasEvaluator(metrics=metrics[:1], sample_mapper=lambda o, c: {}, llm=llm)
     assert os.environ["RAGAS_DO_NOT_TRACK"] == "true"
+
+
+def _many_cases(n: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": f"c{i:02d}",
+            "kind": "qa",
+            "question": f"Which river flows through Paris, case {i}?",
+            "expected_answer": "The Seine flows through Paris.",
+            "expected_source_ids": ["d1"],
+        }
+        for i in range(n)
+    ]
+
+
+def _river(question: str) -> dict[str, Any]:
+    text = "The Seine flows through Paris."
+    return {"answer": text, "contexts": [{"id": "d1", "text": text}]}
+
+
+def _to_sample(output: Any, case: Any) -> dict[str, Any]:
+    return {
+        "user_input": case.question,
+        "response": output.answer,
+        "retrieved_contexts": [c.text for c in output.contexts or ()],
+        "reference": case.expected_answer,
+    }
+
+
+@pytest.mark.parametrize(("bound", "n_cases"), [(1, 3), (3, 7)])
+def test_evaluators_score_cases_concurrently_within_the_bound(
+    llm_stub: StubServer, bound: int, n_cases: int
+) -> None:
+    """evaluate(): Ragas' own client, the stub's own count of requests in flight."""
+    from pytest_ragproof import evaluate
+    from pytest_ragproof.evaluators import RagasEvaluator
+
+    handler = ScriptedRagas(delay_s=0.4)
+    llm_stub.set_handler(handler)
+    metrics, llm = ragas_metrics(llm_stub.url)
+    evaluator = RagasEvaluator(metrics=metrics[:1], sample_mapper=_to_sample, llm=llm)
+    results = evaluate(
+        _many_cases(n_cases),
+        _river,
+        evaluators=[evaluator],
+        evaluator_concurrency=bound,
+        case_thresholds=["none"],
+        cache=False,
+    )
+    assert [r.metrics["ragas:faithfulness"] for r in results.records] == [1.0] * n_cases
+    # Faithfulness makes two requests per case, one after the other: the requests in
+    # flight at once are the cases being scored at once.
+    assert handler.prompts == {"statements": n_cases, "nli": n_cases}
+    assert llm_stub.max_in_flight == bound
+
+
+def test_the_evaluator_concurrency_option_bounds_a_pytest_run(
+    pytester: pytest.Pytester, llm_stub: StubServer
+) -> None:
+    handler = ScriptedRagas(delay_s=0.4)
+    llm_stub.set_handler(handler)
+    p = project(pytester, llm_stub)
+    write_frozen(p, _many_cases(6))  # every question names the river
+    result = run(
+        p,
+        [],
+        "--ragproof-case-threshold=none",
+        "--ragproof-evaluator-concurrency=2",
+        "--ragproof-no-cache",
+        "--ragproof-report=results.json",
+    )
+    assert result.ret == 0, result.stdout.str()
+    doc = load_json(p.path / "results.json")
+    assert len(doc["cases"]) == 6
+    assert all("ragas:faithfulness" in c["metrics"] for c in doc["cases"])
+    assert llm_stub.max_in_flight == 2
+
+
+class _Batches:
+    """A custom evaluator that records the batches it is given and the thread it runs on."""
+
+    name = "house"
+    metrics = ("batch",)
+
+    def __init__(self, *, broken: bool = False) -> None:
+        self.sizes: list[int] = []
+        self.threads: set[int] = set()
+        self.broken = broken
+
+    def sample_mapper(self, output: Any, case: Any) -> dict[str, Any]:
+        return {"answer": output.answer}
+
+    def evaluate(self, samples: list[dict[str, Any]]) -> list[dict[str, float]]:
+        import threading
+
+        self.sizes.append(len(samples))
+        self.threads.add(threading.get_ident())
+        if self.broken:
+            return []  # not one result per sample
+        return [{"batch": float(len(samples))} for _ in samples]
+
+
+def test_a_custom_evaluator_gets_batches_within_the_bound_on_one_thread() -> None:
+    from pytest_ragproof import evaluate
+
+    house = _Batches()
+    results = evaluate(
+        _many_cases(9),
+        _river,
+        evaluators=[house],
+        evaluator_concurrency=3,
+        case_thresholds=["none"],
+        cache=False,
+    )
+    assert sum(house.sizes) == 9 and max(house.sizes) <= 3
+    assert len(house.threads) == 1
+    assert all(1.0 <= r.metrics["house:batch"] <= 3.0 for r in results.records)
+    broken = _Batches(broken=True)
+    results = evaluate(
+        _many_cases(4),
+        _river,
+        evaluators=[broken],
+        evaluator_concurrency=2,
+        case_thresholds=["none"],
+        cache=False,
+    )
+    assert [r.status for r in results.records] == ["error"] * 4
+    assert {r.evaluator_error["type"] for r in results.records if r.evaluator_error} == {
+        "ValueError"
+    }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -16,6 +17,7 @@ import pytest
 
 from pytest_ragproof.cli import main
 from pytest_ragproof.generation import GenerationSettings, RequestOutcome, generate
+from pytest_ragproof.llm.cache import STORE_NAME
 from tests.generation.conftest import MODEL, MakeClient, write_text_corpus
 from tests.generation.fake_model import SECRET, FakeModel
 from tests.llm_stub import Action, StubServer, hang
@@ -28,7 +30,15 @@ class Interrupted(Exception):
 
 
 def _cache_entries(root: Path) -> int:
-    return sum(1 for p in root.rglob("*.json") if not p.name.startswith(".tmp-"))
+    """Entries in the cache's one SQLite file (read beside the writer's own connection)."""
+    store = root / STORE_NAME
+    if not store.exists():
+        return 0
+    conn = sqlite3.connect(f"{store.as_uri()}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("SELECT count(*) FROM entries").fetchone()[0])
+    finally:
+        conn.close()
 
 
 # Cancelling in-flight requests leaves an un-awaited coroutine inside litellm.

@@ -17,7 +17,7 @@ import pytest
 
 # Imported before any in-process pytester run: a run drops the modules it imported, and
 # evaluate() must not mix its own classes with a dropped run's.
-from pytest_ragproof.evaluate import evaluate
+from pytest_ragproof.evaluation import evaluate
 from tests.judge_stub import ScriptedJudge
 from tests.judges.project import CONFTEST
 from tests.llm_stub import Action, StubServer, hang, rate_limited, reply, server_error

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from pytest_ragproof.llm.cache import STORE_NAME
 from tests.judge_stub import ScriptedJudge
 from tests.judges.conftest import SECRET
 from tests.judges.project import CASES as CASES  # tests/runner import them from here
@@ -71,6 +72,9 @@ def test_a_rerun_with_unchanged_answers_makes_no_call_and_never_imports_litellm(
     first = run(project, ["-n", "2"], *args)
     assert first.ret == 0, first.stdout.str()
     made = llm_stub.request_count
+    # Both workers wrote into one SQLite file; closed at the end, it is one file again.
+    assert [p.name for p in (project.path / "llmcache").iterdir()] == [STORE_NAME]
+    assert "LLM cache" not in first.stdout.str()  # no damaged entry, no dropped write
     before = load_json(project.path / "results.json")
     second = project.runpytest_subprocess(
         "--ragproof-dataset=cases.frozen.json", "-p", "no:cacheprovider", *args
@@ -372,3 +376,20 @@ def test_evaluate_keeps_the_configured_number_of_requests_in_flight(
     )
     assert results.to_dict()["judges"]["requests"] == llm_stub.request_count
     assert llm_stub.max_in_flight == 5
+
+
+def test_a_damaged_cache_file_is_set_aside_and_said_in_the_summary(
+    project: pytest.Pytester, llm_stub: StubServer
+) -> None:
+    llm_stub.set_handler(ScriptedJudge())
+    (project.path / "llmcache").mkdir()
+    (project.path / "llmcache" / STORE_NAME).write_bytes(b"\x00garbage, not SQLite" * 40)
+    args = judge_args(llm_stub, "--ragproof-judges=faithfulness")
+    result = run(project, [], *args)
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(
+        [f"*LLM cache *{STORE_NAME} was not a usable database*set aside as {STORE_NAME}.corrupt*"]
+    )
+    again = run(project, [], *args)
+    assert again.ret == 0 and "0 call(s)" in again.stdout.str()
+    assert "LLM cache" not in again.stdout.str()

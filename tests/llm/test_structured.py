@@ -8,6 +8,8 @@ import json
 import pytest
 
 from pytest_ragproof.errors import InvalidOutputError
+from pytest_ragproof.llm import CachedResponse
+from pytest_ragproof.llm.request import build_request
 from tests.llm.conftest import MESSAGES, PLAIN_MODEL, QA, QA_JSON, SCHEMA_MODEL, MakeClient
 from tests.llm_stub import StubServer, reply
 
@@ -112,11 +114,14 @@ def test_an_invalid_reply_already_in_the_cache_is_asked_again(
 ) -> None:
     # A cache written by an earlier version holds the bad reply a faulty model gave.
     llm_stub.script(reply(QA_JSON))
-    asyncio.run(make_client().structured(MESSAGES, QA, prompt_version="t-v1"))
-    [entry] = list(make_client().cache.root.rglob("*.json"))
-    data = json.loads(entry.read_text("utf-8"))
-    data["text"] = "Sure! Here is the JSON you asked for: {question: ..."
-    entry.write_text(json.dumps(data), "utf-8")
+    first = make_client()
+    asyncio.run(first.structured(MESSAGES, QA, prompt_version="t-v1"))
+    key = build_request(first.config, MESSAGES, "t-v1", {}, QA).key
+    stored = first.cache.get(key)
+    assert stored is not None
+    bad = "Sure! Here is the JSON you asked for: {question: ..."
+    first.cache.put(key, CachedResponse(bad, stored.prompt_tokens, stored.completion_tokens))
+    first.cache.close()
     llm_stub.script(reply(QA_JSON))
     clean = make_client()
     [result] = clean.structured_batch([MESSAGES], QA, prompt_version="t-v1")

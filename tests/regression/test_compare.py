@@ -337,3 +337,23 @@ def test_headline_metrics_are_compared_without_thresholds() -> None:
     hit = only(comparison, "hit@5")
     assert hit.verdict == "regression" and hit.failed
     assert not comparison.passed
+
+
+def test_each_compared_aggregate_carries_the_interval_of_its_change() -> None:
+    from scipy import stats as scipy_stats
+
+    rng = random.Random(5)
+    before = [rng.random() for _ in range(30)]
+    after = [min(1.0, max(0.0, v - 0.05 + rng.gauss(0, 0.1))) for v in before]
+    now, base = recall_runs(before, after)
+    row = only(compare(now, base), "recall@5")
+    ref = scipy_stats.ttest_rel(after, before).confidence_interval()
+    assert row.interval.method == "paired-t" and row.interval.level == 0.95
+    assert row.interval.low == pytest.approx(float(ref.low), rel=1e-9)
+    assert row.interval.high == pytest.approx(float(ref.high), rel=1e-9)
+    assert row.interval.low < row.delta < row.interval.high
+    assert row.to_dict()["interval"] == row.interval.to_dict()
+    # one pair has no spread to measure: no interval, never a made-up one
+    one_now, one_base = recall_runs([0.5], [0.25])
+    single = only(compare(one_now, one_base), "recall@5")
+    assert single.n == 1 and single.interval is None and single.to_dict()["interval"] is None

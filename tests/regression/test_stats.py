@@ -13,7 +13,9 @@ from scipy import stats as scipy_stats
 from pytest_ragproof.regression.stats import (
     EXACT_WILCOXON_MAX_N,
     mcnemar_exact,
+    paired_mean_interval,
     paired_test,
+    student_t_quantile,
     wilcoxon_signed_rank,
 )
 
@@ -149,3 +151,73 @@ def test_paired_test_picks_the_test() -> None:
     binary = paired_test([-1, -1, -1, 1, 0], binary=True)
     assert binary.method == "mcnemar-exact" and binary.n == 4 and binary.statistic == 1
     assert paired_test([-0.5, 0.25], binary=False).method == "wilcoxon-exact"
+
+
+# -- the paired t interval ------------------------------------------------------
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 4, 7, 10, 29, 30, 100, 999, 10_000])
+@pytest.mark.parametrize("p", [0.5, 0.6, 0.9, 0.95, 0.975, 0.995, 0.9995, 0.025, 0.001])
+def test_student_t_quantile_matches_scipy(df: int, p: float) -> None:
+    assert math.isclose(
+        student_t_quantile(p, df), float(scipy_stats.t.ppf(p, df)), rel_tol=1e-9, abs_tol=1e-12
+    )
+
+
+def test_student_t_quantile_rejects_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="strictly between"):
+        student_t_quantile(1.0, 3)
+    with pytest.raises(ValueError, match="degrees of freedom"):
+        student_t_quantile(0.9, 0)
+
+
+def check_interval(before: list[float], after: list[float], level: float = 0.95) -> None:
+    ours = paired_mean_interval([a - b for a, b in zip(after, before, strict=True)], level)
+    assert ours is not None and ours.method == "paired-t" and ours.level == level
+    ref = scipy_stats.ttest_rel(after, before).confidence_interval(confidence_level=level)
+    assert math.isclose(ours.low, float(ref.low), rel_tol=1e-9, abs_tol=1e-12), (ours, ref)
+    assert math.isclose(ours.high, float(ref.high), rel_tol=1e-9, abs_tol=1e-12), (ours, ref)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_paired_interval_matches_scipy_on_continuous_values(seed: int) -> None:
+    rng = random.Random(seed)
+    n = rng.choice([2, 3, 5, 12, 40, 300, 2000])
+    before = [rng.random() for _ in range(n)]
+    after = [min(1.0, max(0.0, b + rng.gauss(0.03 * (seed % 3 - 1), 0.15))) for b in before]
+    check_interval(before, after, level=rng.choice([0.9, 0.95, 0.99]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0.0, 1.0]), st.sampled_from([0.0, 1.0])), min_size=2))
+def test_paired_interval_matches_scipy_on_binary_metrics(pairs: list[tuple[float, float]]) -> None:
+    before = [b for b, _ in pairs]
+    after = [a for _, a in pairs]
+    if len({a - b for b, a in pairs}) == 1:  # no spread: SciPy says nan, we say the value
+        interval = paired_mean_interval([a - b for b, a in pairs])
+        assert interval is not None and interval.low == interval.high == after[0] - before[0]
+        return
+    check_interval(before, after)
+
+
+def test_paired_interval_hand_computed() -> None:
+    # differences 0, 1, 2: mean 1, sd 1, t(0.975, 2) = 4.302652729911275
+    interval = paired_mean_interval([0.0, 1.0, 2.0])
+    assert interval is not None
+    half = 4.302652729911275 / math.sqrt(3)
+    assert interval.low == pytest.approx(1 - half) and interval.high == pytest.approx(1 + half)
+    assert interval.to_dict() == {
+        "method": "paired-t",
+        "level": 0.95,
+        "low": interval.low,
+        "high": interval.high,
+    }
+
+
+def test_paired_interval_needs_two_pairs_and_finite_values() -> None:
+    assert paired_mean_interval([]) is None
+    assert paired_mean_interval([0.5]) is None
+    with pytest.raises(ValueError, match="finite"):
+        paired_mean_interval([0.5, math.inf])
+    with pytest.raises(ValueError, match="level"):
+        paired_mean_interval([0.5, 0.25], level=1.0)

@@ -229,9 +229,9 @@ def test_the_all_cases_chart_draws_abstained_per_kind(runs: Runs) -> None:
 
 
 def test_the_label_column_fits_the_longest_label() -> None:
-    from pytest_ragproof.reporting.svg import CHAR_W, bar_chart
+    from pytest_ragproof.reporting.svg import bar_chart, text_width
 
     long = "answer_correctness_precision"
     svg = bar_chart("t", [(long, [0.5]), ("mrr", [1.0])], ["p"])
     x = float(re.findall(r'<text x="([0-9.]+)"[^>]*text-anchor="end"', svg)[0])
-    assert x >= len(long) * CHAR_W
+    assert x >= text_width(long)

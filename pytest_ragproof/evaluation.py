@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_ragproof import defaults
 from pytest_ragproof.dataset.io import Dataset, load_dataset
 from pytest_ragproof.execution.call import LoopOwner, check_signature
-from pytest_ragproof.execution.execute import Outcome, call_case, finish_case
+from pytest_ragproof.execution.execute import Outcome, call_case, finish_case, hand_over
 from pytest_ragproof.execution.prefetch import Prefetcher
 from pytest_ragproof.execution.repeat import finish_repeats, repeat_keys
 from pytest_ragproof.results.document import dumps, write_results
@@ -130,12 +130,13 @@ def _run_pipeline(
     keys = {c.id: repeat_keys(c.id, cfg.repeat) for c in cases}
     outcomes: dict[str, Outcome] = {}
     judged: dict[str, Judged | None] = {}
-    if cfg.lookahead > 1:
+    ahead = cfg.lookahead if evaluators is None else cfg.lookahead_with_evaluators()
+    if ahead > 1:
         prefetcher = Prefetcher(
             cfg,
             cfg.concurrency,
             window=len(cases) * cfg.repeat,
-            on_outcome=None if stage is None else stage.submit,
+            on_outcome=hand_over(stage, evaluators),
         )
         try:
             prefetcher.submit(((k, c) for c in cases for k in keys[c.id]), pipeline)
@@ -203,6 +204,7 @@ def evaluate(
     judge_model: str | None = None,
     judge_api_base: str | None = None,
     judge_concurrency: int = defaults.JUDGE_CONCURRENCY,
+    evaluator_concurrency: int = defaults.EVALUATOR_CONCURRENCY,
     judge_budget_usd: float | None = None,
     judge_max_calls: int | None = None,
     judge_dry_run: bool = False,
@@ -225,6 +227,9 @@ def evaluate(
     ``repeat`` calls the pipeline that many times per case (``--ragproof-repeat``): a case
     then carries the repeats' mean metrics, ``pass_rate`` and ``repeats``, and passes when
     its pass rate is at least ``min_pass_rate``.
+
+    ``evaluators`` (bring-your-own, docs/evaluators.md) score at most
+    ``evaluator_concurrency`` cases at once (``--ragproof-evaluator-concurrency``).
 
     A pipeline that requires a parameter ragproof never passes (anything but the
     question, ``history`` and ``case`` without a default) raises
@@ -265,6 +270,7 @@ def evaluate(
         judge_model=judge_model,
         judge_api_base=judge_api_base,
         judge_concurrency=judge_concurrency,
+        evaluator_concurrency=evaluator_concurrency,
         judge_budget_usd=judge_budget_usd,
         judge_max_calls=judge_max_calls,
         judge_dry_run=judge_dry_run,
@@ -289,6 +295,7 @@ def evaluate(
             check_evaluators(list(evaluators)),
             None if cache_dir is None else str(cache_dir),
             cache,
+            cfg.evaluator_concurrency,
         )
     ds = _as_dataset(dataset)
     pipelines = dict(pipeline) if isinstance(pipeline, Mapping) else {pipeline_name: pipeline}
@@ -302,16 +309,24 @@ def evaluate(
             records.extend(_run_pipeline(name, fn, ds, cases, cfg, loops, stage, runner))
     finally:
         loops.close()
+        caches = []
         if stage is not None:
             stage.close()
+            caches.append(stage.client.cache)
         if runner is not None:
             runner.close()
+            caches.append(runner.cache)
+        notes: list[str] = []
+        for store in caches:
+            store.close()  # the store is one file again
+            notes.extend(n for n in store.notes() if n not in notes)
     label = str(ds.source or "<python>")
     facts = RunFacts(
         records=records,
         datasets=[DatasetFacts(label, ds, len(cases))],
         expected=len(records),
         selected=len(records),
+        notes=notes,
     )
     outcome = decide(facts, cfg)
     if outcome.baseline_write is not None and base_settings is not None:

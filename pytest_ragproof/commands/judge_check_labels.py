@@ -1,0 +1,257 @@
+"""``ragproof judge-check --results R --labels L`` with a labels file of ``ragproof review``.
+
+No judge is called: the judge scores already in the results are compared with
+people's fresh labels (:func:`pytest_ragproof.labels.agreement`), per judged metric,
+for all reviewers together and for each reviewer, with the bootstrap intervals the
+command computes when it judges labelled items itself. Stale labels (the answer or
+contexts changed since they were given) and labels of cases not in the results are
+counted and left out. ``--min-kappa`` gates on Cohen's κ of all reviewers together,
+of every metric with 0/1 labels.
+
+Exit codes as the command's: 0 measured (and the floor met); 1 the floor not met,
+or no fresh label could be compared with a judge score; 2 usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_ragproof.labels import AgreementReport
+
+Columns = tuple[tuple[str, str], ...]
+BINARY_COLUMNS: Columns = (
+    ("accuracy", "accuracy"),
+    ("precision", "precision"),
+    ("recall", "recall"),
+    ("kappa", "Cohen's κ"),
+)
+GRADED_COLUMNS: Columns = (("spearman", "Spearman ρ"), ("kendall_tau_b", "Kendall τ-b"))
+STATISTICS = {"cohen_kappa": "Cohen's κ", "krippendorff_alpha": "Krippendorff's α"}
+
+
+def _usage_error(message: str) -> int:
+    print(f"ragproof judge-check: error: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    from pytest_ragproof.errors import ConfigError, DatasetError
+    from pytest_ragproof.labels import LABELLED_METRICS, agreement, read_labels
+    from pytest_ragproof.results.document import read_results
+
+    results_path, labels_path = Path(args.labelled), Path(args.labels)
+    if args.metric is not None and args.metric not in LABELLED_METRICS:
+        return _usage_error(
+            f"--metric: '{args.metric}' is not a judged metric a person labels; "
+            f"choose from {', '.join(LABELLED_METRICS)}"
+        )
+    try:
+        results = read_results(results_path)
+        labels = read_labels(labels_path)
+        pipelines = {str(c.get("pipeline")) for c in results.get("cases") or []}
+        if args.pipeline is not None and args.pipeline not in pipelines:
+            raise ConfigError(
+                f"--pipeline: no case of pipeline '{args.pipeline}' in {results_path} "
+                f"(pipelines: {', '.join(sorted(pipelines)) or 'none'})"
+            )
+        chosen = [
+            label
+            for label in labels
+            if (args.metric is None or label.metric == args.metric)
+            and (args.pipeline is None or label.pipeline == args.pipeline)
+        ]
+        report = agreement(results, chosen, cut=args.cut, resamples=args.bootstrap, seed=args.seed)
+    except (ConfigError, DatasetError) as exc:
+        return _usage_error(str(exc))
+    binary = [m for m in report.metrics if m.judge.labels == "binary"]
+    if args.min_kappa is not None and report.metrics and not binary:
+        return _usage_error("--min-kappa needs 0/1 labels; these labels are graded")
+    document = _document(args, results, report)
+    import json
+
+    from pytest_ragproof.fileio import write_atomic
+
+    write_atomic(Path(args.json), json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(render(document))
+    print(f"figures written to {args.json}", file=sys.stderr)
+    code = 0
+    if not any(m.judge.measured for m in report.metrics):
+        print(
+            "ragproof judge-check: no fresh label could be compared with a judge score: "
+            "there is no agreement to report",
+            file=sys.stderr,
+        )
+        code = 1
+    gate = document.get("min_kappa")
+    if gate is not None:
+        for line in gate["lines"]:
+            print(f"ragproof judge-check: {line}", file=sys.stderr)
+        if not gate["passed"]:
+            code = 1
+    return code
+
+
+def _document(
+    args: argparse.Namespace, results: dict[str, Any], report: AgreementReport
+) -> dict[str, Any]:
+    from pytest_ragproof.judges.calibrate import REPORT_FORMAT
+
+    source: dict[str, Any] = {"results": str(args.labelled), "labels": str(args.labels)}
+    if args.pipeline:
+        source["pipeline"] = args.pipeline
+    if args.metric:
+        source["metric"] = args.metric
+    settings = results.get("settings") or {}
+    document: dict[str, Any] = {
+        "format": REPORT_FORMAT,
+        "against": "people",
+        "source": source,
+        "judge_model": settings.get("judge_model"),
+        **report.to_dict(),
+    }
+    if args.min_kappa is not None:
+        floor = args.min_kappa
+        lines, passed = [], True
+        for m in report.metrics:
+            if m.judge.labels != "binary":
+                continue
+            kappa = m.judge.value("kappa")
+            if kappa is None:
+                passed = False
+                lines.append(
+                    f"--min-kappa {floor}: {m.metric}: κ is undefined on these labels, "
+                    "so the floor is not met"
+                )
+            elif kappa < floor:
+                passed = False
+                lines.append(f"--min-kappa {floor}: {m.metric}: κ = {kappa:.3f} is below the floor")
+            else:
+                lines.append(f"--min-kappa {floor}: {m.metric}: κ = {kappa:.3f} meets the floor")
+        document["min_kappa"] = {"floor": floor, "passed": passed, "lines": lines}
+    return document
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def _cell(figures: dict[str, dict[str, Any]], name: str) -> str:
+    entry = figures.get(name)
+    if entry is None or entry["value"] is None:
+        return "undefined" if entry is not None else "—"
+    ci = entry.get("ci95")
+    return _fmt(entry["value"]) + ("" if ci is None else f" [{ci[0]:.3f}, {ci[1]:.3f}]")
+
+
+def _row(name: str, figures: dict[str, Any], columns: Columns) -> list[str]:
+    return [name, str(figures["measured"]), *(_cell(figures["figures"], c) for c, _ in columns)]
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
+
+
+def render(document: dict[str, Any]) -> str:
+    """What the command prints: ids, names and numbers only, never a label's note."""
+    from tabulate import tabulate
+
+    from pytest_ragproof.labels import STALE_REASONS
+
+    counts = document["labels"]
+    source = document["source"]
+    model = document.get("judge_model") or "an unrecorded model"
+    people = _count(len(counts["reviewers"]), "reviewer")
+    lines = [
+        f"judge-check: the judges of {source['results']} ({model}) against "
+        f"{_count(counts['fresh'], 'fresh label')} by {people} from {source['labels']}; "
+        "no judge was called",
+    ]
+    left_out = [
+        f"{n} stale ({STALE_REASONS[reason]})" for reason, n in sorted(counts["stale"].items())
+    ]
+    if counts["unmatched"]:
+        left_out.append(f"{counts['unmatched']} of cases not in these results")
+    if left_out:
+        lines.append("left out: " + "; ".join(left_out))
+    if counts["withdrawn"]:
+        lines.append(f"withdrawn by their reviewer: {counts['withdrawn']}")
+    for metric, entry in document["metrics"].items():
+        overall = entry["all"]
+        if overall["labels"] == "binary":
+            columns = BINARY_COLUMNS
+            head = f"{metric}: 0/1 labels; a judge score >= {document['cut']} counts as 1"
+        else:
+            columns = GRADED_COLUMNS
+            head = f"{metric}: graded labels"
+        if overall["not_judged"]:
+            shown = ", ".join(
+                f"{reason} {n}" for reason, n in sorted(overall["not_judged"].items())
+            )
+            head += f"; {_count(sum(overall['not_judged'].values()), 'label')} without a judge "
+            head += f"score ({shown})"
+        lines += ["", head]
+        rows = [_row("all reviewers", overall, columns)]
+        rows += [_row(name, f, columns) for name, f in entry["by_reviewer"].items()]
+        lines.append(
+            tabulate(
+                rows,
+                headers=["reviewer", "items", *(label for _, label in columns)],
+                tablefmt="simple",
+                disable_numparse=True,
+            )
+        )
+        people = entry["people"]
+        if people["statistic"] is None:
+            lines.append(f"between people: {people['undefined']}")
+        else:
+            stat = STATISTICS[people["statistic"]]
+            if people["statistic"] == "krippendorff_alpha":
+                stat += f" ({people['level']})"
+            value = (
+                f"= {people['value']:.3f}"
+                if people["value"] is not None
+                else f"undefined ({people['undefined']})"
+            )
+            lines.append(
+                f"between people: {stat} {value} among {', '.join(people['reviewers'])} on "
+                f"{_count(people['shared_items'], 'item')} labelled by two or more"
+            )
+        claims = entry.get("claims")
+        if claims:
+            lines.append(
+                f"claims: {claims['given']} verdict(s) given: {claims['agree']} agree with the "
+                f"judge, {claims['overruled']} overrule it, {claims['missing']} not in its list"
+            )
+    boot = document["bootstrap"]
+    if document["metrics"]:
+        lines += [
+            "",
+            f"intervals: percentile bootstrap, {boot['resamples']} resamples, seed {boot['seed']}"
+            "; all reviewers: every label is one item",
+        ]
+    found = document["disagreements"]
+    lines += ["", f"disagreements: {len(found)}"]
+    if found:
+        lines.append(
+            tabulate(
+                [
+                    [
+                        d["case_id"],
+                        d["pipeline"],
+                        d["metric"],
+                        _fmt(d["judge_score"]),
+                        _fmt(d["verdict"]),
+                        d["reviewer"],
+                    ]
+                    for d in found
+                ],
+                headers=["case", "pipeline", "metric", "judge", "human", "reviewer"],
+                tablefmt="simple",
+                disable_numparse=True,
+            )
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,276 @@
+"""A history store: one SQL layer (SQLAlchemy Core) over SQLite and PostgreSQL.
+
+:func:`open_store` connects, refuses what is not a store of ours (a file that is not
+a SQLite database, a schema newer than this code), brings an older schema up to
+date (:mod:`.schema`) and returns a :class:`Store`. :meth:`Store.add` records one
+results document in one transaction: a process killed in the middle (``kill -9``)
+leaves the store as it was before, readable.
+
+SQLite settings, per connection: WAL journal (readers never wait for the writer),
+a busy timeout (two writers, e.g. two pytest processes, queue instead of failing),
+foreign keys on, and ``BEGIN IMMEDIATE`` for every write transaction (the writer
+takes the lock up front, so two writers never deadlock upgrading a read lock).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pytest_ragproof.errors import HistoryError, MissingExtraError
+from pytest_ragproof.history.target import Target
+
+if TYPE_CHECKING:
+    import sqlalchemy as sa
+
+    from pytest_ragproof.history.schema import Tables
+
+__all__ = ["Added", "Store", "open_store"]
+
+BUSY_TIMEOUT_MS = 30_000
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_WRITE = "ragproof_write"
+
+
+@dataclass(frozen=True)
+class Added:
+    """What :meth:`Store.add` did: the run's id, and whether it was new to the store."""
+
+    run_id: str
+    new: bool
+    cases: int
+
+
+def _import_sqlalchemy() -> None:
+    """MissingExtraError, with the install command, when SQLAlchemy is not installed."""
+    try:
+        import sqlalchemy  # noqa: F401
+    except ImportError:
+        raise MissingExtraError("history", "sqlalchemy", "The run history") from None
+
+
+def _check_sqlite_file(target: Target) -> None:
+    path = target.path
+    if path is None or not path.exists():
+        return
+    if path.is_dir():
+        raise HistoryError(f"history store {target.shown} is a folder; give a file path")
+    with path.open("rb") as fh:
+        head = fh.read(len(_SQLITE_HEADER))
+    if head and head != _SQLITE_HEADER:
+        raise HistoryError(
+            f"history store {target.shown} is not a SQLite database (another file?); "
+            "ragproof will not write into it; choose a new path such as "
+            ".ragproof/history.sqlite"
+        )
+
+
+def _engine(target: Target) -> sa.Engine:
+    _import_sqlalchemy()
+    import sqlalchemy as sa
+
+    if target.is_sqlite:
+        _check_sqlite_file(target)
+        if target.path is not None:
+            # The store's folder, asked for by naming the store (e.g. .ragproof/).
+            target.path.parent.mkdir(parents=True, exist_ok=True)
+        engine = sa.create_engine(target.url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
+
+        @sa.event.listens_for(engine, "connect")
+        def _connect(dbapi_conn: Any, _record: Any) -> None:
+            # pysqlite's own BEGIN handling is off; the "begin" hook below issues it.
+            dbapi_conn.isolation_level = None
+            cur = dbapi_conn.cursor()
+            cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            cur.execute("PRAGMA foreign_keys = ON")
+            cur.execute("PRAGMA journal_mode = WAL")
+            cur.execute("PRAGMA synchronous = NORMAL")
+            cur.close()
+
+        @sa.event.listens_for(engine, "begin")
+        def _begin(conn: Any) -> None:
+            write = conn.get_execution_options().get(_WRITE, False)
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+        return engine
+    try:
+        return sa.create_engine(target.url, pool_pre_ping=True)
+    except ImportError as exc:  # the driver: psycopg
+        raise MissingExtraError("history", exc.name or "psycopg", "A PostgreSQL history") from None
+
+
+class Store:
+    """An open history store (use :func:`open_store`); close it when done."""
+
+    def __init__(self, target: Target, engine: sa.Engine, tables: Tables) -> None:
+        self.target = target
+        self.engine = engine
+        self.t = tables
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[sa.Connection]:
+        """A connection for queries, in one read transaction (a consistent snapshot)."""
+        with self._errors("read"), self.engine.connect() as conn, conn.begin():
+            yield conn
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[sa.Connection]:
+        """One write transaction: committed on leaving, rolled back on an exception."""
+        with (
+            self._errors("write"),
+            self.engine.connect().execution_options(**{_WRITE: True}) as conn,
+            conn.begin(),
+        ):
+            yield conn
+
+    @contextlib.contextmanager
+    def _errors(self, what: str) -> Iterator[None]:
+        from sqlalchemy.exc import IntegrityError, OperationalError
+
+        try:
+            yield
+        except IntegrityError:
+            raise
+        except OperationalError as exc:
+            reason = str(exc.orig).splitlines()[0] if exc.orig is not None else type(exc).__name__
+            raise HistoryError(
+                f"history store {self.target.shown}: cannot {what}: {reason}"
+            ) from None
+
+    def add(self, doc: Mapping[str, Any], source: str) -> Added:
+        """Record one results document (checked on read) in one transaction.
+
+        The same document already in the store (by its content digest) is not added
+        again: ``Added.new`` is False and the stored run's id is returned.
+        """
+        import sqlalchemy as sa
+        from sqlalchemy.exc import IntegrityError
+
+        from pytest_ragproof.history.rows import run_rows
+
+        rows = run_rows(doc, source)
+        runs = self.t.runs
+        digest = rows.run["digest"]
+        for _attempt in range(2):
+            try:
+                with self.writing() as conn:
+                    found = conn.execute(
+                        sa.select(runs.c.run_id, runs.c.n_cases).where(runs.c.digest == digest)
+                    ).first()
+                    if found is not None:
+                        return Added(str(found.run_id), False, int(found.n_cases))
+                    clash = conn.execute(
+                        sa.select(runs.c.id).where(runs.c.run_id == rows.run["run_id"])
+                    ).first()
+                    if clash is not None:
+                        raise HistoryError(
+                            f"{source}: run {rows.run['run_id']} is already in the store with "
+                            "other content (an edited copy of its results file?); add the "
+                            "file pytest-ragproof wrote"
+                        )
+                    key = conn.execute(sa.insert(runs).values(**rows.run)).inserted_primary_key
+                    assert key is not None
+                    pk = key[0]
+                    if rows.cases:
+                        conn.execute(
+                            sa.insert(self.t.case_results), [{"run": pk, **c} for c in rows.cases]
+                        )
+                    if rows.aggregates:
+                        conn.execute(
+                            sa.insert(self.t.aggregates),
+                            [{"run": pk, **a} for a in rows.aggregates],
+                        )
+                return Added(str(rows.run["run_id"]), True, len(rows.cases))
+            except IntegrityError:
+                # Another writer added the same document between our check and insert
+                # (PostgreSQL; SQLite's BEGIN IMMEDIATE serialises writers): look again.
+                continue
+        raise HistoryError(
+            f"history store {self.target.shown}: cannot add {source}: a conflicting run "
+            "was written at the same time; add it again"
+        )
+
+
+def _version_row(conn: sa.Connection, tables: Tables) -> int | None:
+    import sqlalchemy as sa
+
+    if not sa.inspect(conn).has_table("schema_version"):
+        return None
+    value = conn.execute(sa.select(tables.schema_version.c.version)).scalar()
+    return None if value is None else int(value)
+
+
+def _migrate(store: Store) -> None:
+    """Bring the store to :data:`SCHEMA_VERSION`, or refuse a newer one."""
+    import sqlalchemy as sa
+
+    from pytest_ragproof.history.schema import MIGRATIONS, SCHEMA_VERSION
+
+    t = store.t
+    with store.reading() as conn:
+        current = _version_row(conn, t)
+    if current == SCHEMA_VERSION:
+        return
+    with store.writing() as conn:
+        if store.engine.dialect.name == "postgresql":
+            # One migrating process at a time; the others wait, then find it done.
+            conn.execute(sa.text("SELECT pg_advisory_xact_lock(2718281828)"))
+        current = _version_row(conn, t)
+        if current is None:
+            t.schema_version.create(conn)
+            conn.execute(sa.insert(t.schema_version).values(version=0))
+            current = 0
+        if current > SCHEMA_VERSION:
+            raise HistoryError(
+                f"history store {store.target.shown} has schema version {current}, newer than "
+                f"this pytest-ragproof's {SCHEMA_VERSION}: upgrade pytest-ragproof to read it "
+                "(pip install -U 'pytest-ragproof[history]')"
+            )
+        for version in range(current, SCHEMA_VERSION):
+            MIGRATIONS[version](conn)
+            conn.execute(sa.update(t.schema_version).values(version=version + 1))
+
+
+def open_store(target: Target, *, create: bool = True) -> Store:
+    """Open (creating or migrating) the store at ``target``; HistoryError when it cannot.
+
+    ``create=False``: a SQLite file that does not exist is an error, not a new store
+    (commands that only read never create a file or a folder).
+    """
+    from sqlalchemy.exc import DatabaseError, SQLAlchemyError
+
+    from pytest_ragproof.history.schema import tables
+
+    if not create and target.path is not None and not target.path.exists():
+        raise HistoryError(
+            f"no history store at {target.shown}; record runs into it with "
+            "pytest --ragproof-history or ragproof history add results.json"
+        )
+    engine = _engine(target)
+    store = Store(target, engine, tables())
+    try:
+        _migrate(store)
+    except DatabaseError as exc:
+        store.close()
+        reason = str(exc.orig).splitlines()[0] if exc.orig is not None else type(exc).__name__
+        raise HistoryError(f"history store {target.shown}: cannot open: {reason}") from None
+    except SQLAlchemyError as exc:
+        store.close()
+        raise HistoryError(
+            f"history store {target.shown}: cannot open: {type(exc).__name__}"
+        ) from None
+    except BaseException:
+        store.close()
+        raise
+    return store

@@ -1,0 +1,441 @@
+"""How the judges agree with people, and people with each other, on a results document.
+
+:func:`agreement` is what ``ragproof judge-check --results --labels`` prints and
+the review app's Agreement page shows. It reads the judge scores already in the
+results (no LLM call) and the fresh labels (:func:`current_labels`; stale and
+unmatched labels are counted, never used), and per judged metric gives:
+
+- the judge against people, for all reviewers together (every fresh label is one
+  item: a case two people labelled counts twice) and for each reviewer: accuracy,
+  precision, recall, F1 and Cohen's κ when every label of the metric is 0 or 1 (a
+  judge score of at least ``cut`` counts as a 1), Spearman's ρ and Kendall's τ-b
+  when some label is a grade; each with the percentile bootstrap interval of
+  :mod:`pytest_ragproof.judges.agreement`, as ``ragproof judge-check`` computes it
+  when it judges labelled items itself;
+- people against each other (:func:`people_agreement`): Cohen's κ when exactly two
+  reviewers gave 0/1 labels, otherwise Krippendorff's α (nominal for 0/1 labels,
+  interval for grades, with the ``krippendorff`` package), over the items at least
+  two people labelled;
+- the disagreements: labels on the other side of ``cut`` from the judge's score.
+
+A label of a metric the judge did not score on that case is counted under the
+reason the results give (``not_judged``), never compared with a made-up score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pytest_ragproof.labels.cases import judged_claims
+from pytest_ragproof.labels.model import LABELLED_METRICS, Label
+from pytest_ragproof.labels.state import current_labels, latest
+
+__all__ = [
+    "AgreementReport",
+    "ClaimFigures",
+    "Disagreement",
+    "JudgeFigures",
+    "MetricAgreement",
+    "PeopleAgreement",
+    "agreement",
+    "people_agreement",
+]
+
+LabelKind = Literal["binary", "graded"]
+
+#: Why agreement between people has no value.
+PEOPLE_UNDEFINED = {
+    "one_reviewer": "one reviewer only",
+    "no_shared": "no item was labelled by two people",
+    "single_value": "the reviewers used a single value on the shared items",
+    "missing_extra": (
+        "Krippendorff's α needs the 'krippendorff' package: pip install 'pytest-ragproof[review]'"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """A label on the other side of the cut from the judge's score."""
+
+    case_id: str
+    pipeline: str
+    metric: str
+    judge_score: float
+    verdict: float
+    reviewer: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "case_id": self.case_id,
+            "pipeline": self.pipeline,
+            "metric": self.metric,
+            "judge_score": self.judge_score,
+            "verdict": self.verdict,
+            "reviewer": self.reviewer,
+        }
+
+
+@dataclass(frozen=True)
+class JudgeFigures:
+    """The judge against one reviewer's labels (``reviewer``) or everyone's (None)."""
+
+    reviewer: str | None
+    labels: LabelKind
+    labelled: int  # fresh labels of the metric
+    measured: int  # of them, with a judge score
+    not_judged: dict[str, int]  # no judge score on the case: reason -> labels
+    cut: float | None
+    confusion: dict[str, int] | None
+    figures: dict[str, dict[str, Any]]  # name -> value, undefined, ci95, resamples
+
+    def value(self, name: str) -> float | None:
+        entry = self.figures.get(name)
+        return None if entry is None else entry["value"]
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "labels": self.labels,
+            "labelled": self.labelled,
+            "measured": self.measured,
+            "not_judged": dict(self.not_judged),
+        }
+        if self.cut is not None:
+            out["cut"] = self.cut
+            out["confusion"] = self.confusion
+        out["figures"] = self.figures
+        return out
+
+
+@dataclass(frozen=True)
+class PeopleAgreement:
+    """Agreement between the reviewers of one metric, over the items two or more labelled."""
+
+    reviewers: tuple[str, ...]
+    shared_items: int
+    statistic: Literal["cohen_kappa", "krippendorff_alpha"] | None
+    level: Literal["nominal", "interval"] | None
+    value: float | None
+    undefined: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "reviewers": list(self.reviewers),
+            "shared_items": self.shared_items,
+            "statistic": self.statistic,
+            "level": self.level,
+            "value": self.value,
+        }
+        if self.undefined is not None:
+            out["undefined"] = self.undefined
+        return out
+
+
+@dataclass(frozen=True)
+class ClaimFigures:
+    """Claim verdicts people gave (faithfulness) against the judge's verdict of that claim."""
+
+    given: int
+    agree: int
+    overruled: int
+    missing: int  # the index is past the judge's claim list
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "given": self.given,
+            "agree": self.agree,
+            "overruled": self.overruled,
+            "missing": self.missing,
+        }
+
+
+@dataclass(frozen=True)
+class MetricAgreement:
+    metric: str
+    judge: JudgeFigures  # all reviewers together
+    by_reviewer: dict[str, JudgeFigures]
+    people: PeopleAgreement
+    claims: ClaimFigures | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "metric": self.metric,
+            "all": self.judge.to_dict(),
+            "by_reviewer": {name: f.to_dict() for name, f in self.by_reviewer.items()},
+            "people": self.people.to_dict(),
+        }
+        if self.claims is not None:
+            out["claims"] = self.claims.to_dict()
+        return out
+
+
+@dataclass(frozen=True)
+class AgreementReport:
+    """Judges against people, per metric and reviewer; see the module's text."""
+
+    metrics: tuple[MetricAgreement, ...]
+    disagreements: tuple[Disagreement, ...]
+    reviewers: tuple[str, ...]
+    fresh: int
+    stale: dict[str, int]  # reason -> labels
+    unmatched: int
+    withdrawn: int
+    cut: float
+    resamples: int
+    seed: int
+    _by_name: dict[str, MetricAgreement] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for entry in self.metrics:
+            self._by_name[entry.metric] = entry
+
+    def metric(self, name: str) -> MetricAgreement | None:
+        return self._by_name.get(name)
+
+    @property
+    def stale_total(self) -> int:
+        return sum(self.stale.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "labels": {
+                "fresh": self.fresh,
+                "stale": dict(self.stale),
+                "unmatched": self.unmatched,
+                "withdrawn": self.withdrawn,
+                "reviewers": list(self.reviewers),
+            },
+            "cut": self.cut,
+            "bootstrap": {
+                "method": "percentile",
+                "level": 0.95,
+                "resamples": self.resamples,
+                "seed": self.seed,
+            },
+            "metrics": {m.metric: m.to_dict() for m in self.metrics},
+            "disagreements": [d.to_dict() for d in self.disagreements],
+        }
+
+
+def _kappa(a: Sequence[float], b: Sequence[float]) -> float | None:
+    from pytest_ragproof.judges.agreement import binary_figures
+
+    return binary_figures(a, b)["kappa"]
+
+
+def _alpha(rows: list[list[float | None]], level: Literal["nominal", "interval"]) -> float | None:
+    import krippendorff
+
+    data = [[float("nan") if v is None else v for v in row] for row in rows]
+    try:
+        return float(krippendorff.alpha(reliability_data=data, level_of_measurement=level))
+    except ValueError:  # a single value in the domain
+        return None
+
+
+def _people(units: Mapping[Any, Mapping[str, float]], kind: LabelKind) -> PeopleAgreement:
+    """Agreement of reviewers over ``units`` (item -> reviewer -> verdict)."""
+    reviewers = tuple(sorted({name for votes in units.values() for name in votes}))
+    shared = [votes for votes in units.values() if len(votes) >= 2]
+    level: Literal["nominal", "interval"] = "nominal" if kind == "binary" else "interval"
+    if len(reviewers) < 2:
+        return PeopleAgreement(reviewers, 0, None, None, None, PEOPLE_UNDEFINED["one_reviewer"])
+    if len(reviewers) == 2 and kind == "binary":
+        stat: Literal["cohen_kappa", "krippendorff_alpha"] = "cohen_kappa"
+        first, second = reviewers
+        value = _kappa([v[first] for v in shared], [v[second] for v in shared])
+        level = "nominal"
+    else:
+        stat = "krippendorff_alpha"
+        try:
+            import krippendorff  # noqa: F401
+        except ImportError:
+            return PeopleAgreement(
+                reviewers, len(shared), stat, level, None, PEOPLE_UNDEFINED["missing_extra"]
+            )
+        value = (
+            _alpha([[votes.get(r) for votes in shared] for r in reviewers], level)
+            if shared
+            else None
+        )
+    if not shared:
+        return PeopleAgreement(reviewers, 0, stat, level, None, PEOPLE_UNDEFINED["no_shared"])
+    if value is None:
+        return PeopleAgreement(
+            reviewers, len(shared), stat, level, None, PEOPLE_UNDEFINED["single_value"]
+        )
+    return PeopleAgreement(reviewers, len(shared), stat, level, round(value, 6))
+
+
+def _kind(verdicts: Iterable[float]) -> LabelKind:
+    return "binary" if all(v in (0, 1) for v in verdicts) else "graded"
+
+
+def people_agreement(labels: Iterable[Label]) -> dict[str, PeopleAgreement]:
+    """Agreement between people per metric, from labels alone (``ragproof labels merge``).
+
+    The latest label of each key counts (withdrawn ones do not); two labels are of the
+    same item when they share dataset, case, pipeline and digest, i.e. the people saw
+    the same answer and contexts.
+    """
+    kept, _ = latest(labels)
+    by_metric: dict[str, dict[tuple[Any, ...], dict[str, float]]] = {}
+    for label in kept:
+        assert label.verdict is not None
+        unit = (label.dataset_sha256, label.pipeline, label.case_id, label.digest)
+        by_metric.setdefault(label.metric, {}).setdefault(unit, {})[label.reviewer] = float(
+            label.verdict
+        )
+    out: dict[str, PeopleAgreement] = {}
+    for metric in LABELLED_METRICS:
+        units = by_metric.get(metric)
+        if units:
+            kind = _kind(v for votes in units.values() for v in votes.values())
+            out[metric] = _people(units, kind)
+    return out
+
+
+@dataclass
+class _Pair:
+    label: Label
+    score: float | None
+    reason: str | None  # why the judge has no score
+
+
+def _judge_figures(
+    reviewer: str | None,
+    pairs: Sequence[_Pair],
+    kind: LabelKind,
+    cut: float,
+    resamples: int,
+    seed: int,
+) -> JudgeFigures:
+    from pytest_ragproof.judges.agreement import measure
+
+    scored = [p for p in pairs if p.score is not None]
+    not_judged: dict[str, int] = {}
+    for p in pairs:
+        if p.score is None:
+            reason = p.reason or "not_judged"
+            not_judged[reason] = not_judged.get(reason, 0) + 1
+    labels = [float(p.label.verdict) for p in scored if p.label.verdict is not None]
+    scores = [p.score for p in scored if p.score is not None]
+    found = measure(
+        labels, scores, binary=kind == "binary", cut=cut, resamples=resamples, seed=seed
+    )
+    return JudgeFigures(
+        reviewer=reviewer,
+        labels=kind,
+        labelled=len(pairs),
+        measured=len(scored),
+        not_judged=not_judged,
+        cut=found.get("cut"),
+        confusion=found.get("confusion"),
+        figures=found["figures"],
+    )
+
+
+def _claim_figures(pairs: Sequence[_Pair], cases: Mapping[tuple[str, str], Any]) -> ClaimFigures:
+    given = agree = overruled = missing = 0
+    for p in pairs:
+        if not p.label.claims:
+            continue
+        judged = judged_claims(cases[(p.label.pipeline, p.label.case_id)], p.label.metric)
+        by_index = {c.index: c.verdict for c in judged}
+        for claim in p.label.claims:
+            given += 1
+            theirs = by_index.get(claim.index)
+            if theirs is None:
+                missing += 1
+            elif theirs == claim.verdict:
+                agree += 1
+            else:
+                overruled += 1
+    return ClaimFigures(given, agree, overruled, missing)
+
+
+def agreement(
+    results_document: Mapping[str, Any],
+    labels: Iterable[Label],
+    *,
+    cut: float = 0.5,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> AgreementReport:
+    """The judges of ``results_document`` against people's ``labels`` (see the module)."""
+    state = current_labels(list(labels), results_document)
+    cases: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for case in results_document.get("cases") or []:
+        if isinstance(case, Mapping):
+            cases.setdefault((str(case.get("pipeline")), str(case.get("id"))), case)
+    pairs_of: dict[str, list[_Pair]] = {}
+    for label in state.fresh:
+        case = cases[(label.pipeline, label.case_id)]
+        score = (case.get("metrics") or {}).get(label.metric)
+        reason = None
+        if score is None:
+            reason = (case.get("not_judged") or {}).get(label.metric) or (
+                "judge_error" if case.get("judge_error") else "not_judged"
+            )
+        pairs_of.setdefault(label.metric, []).append(
+            _Pair(label, None if score is None else float(score), reason)
+        )
+    metrics: list[MetricAgreement] = []
+    disagreements: list[Disagreement] = []
+    for metric in LABELLED_METRICS:
+        pairs = pairs_of.get(metric)
+        if not pairs:
+            continue
+        kind = _kind(float(p.label.verdict) for p in pairs if p.label.verdict is not None)
+        reviewers = sorted({p.label.reviewer for p in pairs})
+        by_reviewer = {
+            name: _judge_figures(
+                name, [p for p in pairs if p.label.reviewer == name], kind, cut, resamples, seed
+            )
+            for name in reviewers
+        }
+        units: dict[tuple[str, str], dict[str, float]] = {}
+        for p in pairs:
+            assert p.label.verdict is not None
+            units.setdefault((p.label.pipeline, p.label.case_id), {})[p.label.reviewer] = float(
+                p.label.verdict
+            )
+        claims = _claim_figures(pairs, cases) if metric in ("faithfulness",) else None
+        metrics.append(
+            MetricAgreement(
+                metric=metric,
+                judge=_judge_figures(None, pairs, kind, cut, resamples, seed),
+                by_reviewer=by_reviewer,
+                people=_people(units, kind),
+                claims=claims if claims is not None and claims.given else None,
+            )
+        )
+        for p in pairs:
+            verdict = p.label.verdict
+            if p.score is not None and verdict is not None and (p.score >= cut) != (verdict >= cut):
+                disagreements.append(
+                    Disagreement(
+                        p.label.case_id,
+                        p.label.pipeline,
+                        metric,
+                        p.score,
+                        verdict,
+                        p.label.reviewer,
+                    )
+                )
+    order = {name: i for i, name in enumerate(LABELLED_METRICS)}
+    disagreements.sort(key=lambda d: (order[d.metric], d.pipeline, d.case_id, d.reviewer))
+    return AgreementReport(
+        metrics=tuple(metrics),
+        disagreements=tuple(disagreements),
+        reviewers=tuple(state.reviewers()),
+        fresh=len(state.fresh),
+        stale=state.stale_counts(),
+        unmatched=len(state.unmatched),
+        withdrawn=state.withdrawn,
+        cut=cut,
+        resamples=resamples,
+        seed=seed,
+    )

@@ -1,0 +1,159 @@
+"""What a person labels on a case of a results document (``ragproof.results/1``).
+
+- :func:`case_digest`: ``sha256:`` + hex of the canonical JSON of exactly what the
+  judges read for the case: the question, the answer, the retrieved contexts (ids
+  and texts, in rank order), the reference answer and, on an injection case, the
+  planted payload. A label carries the digest of the case it was given on; when the
+  results shown later hold a different answer or contexts, the label is stale.
+- :func:`judged_metrics`: the judged metrics present on a case, which a reviewer
+  can label, and whether a verdict is yes/no (``binary``) or a 0–1 grade.
+- :func:`judged_claims`: the claims a judge listed (faithfulness), numbered from 1,
+  which a label's ``claims`` may overrule.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pytest_ragproof.labels.model import (
+    CLAIM_METRICS,
+    LABELLED_METRICS,
+    ClaimVerdict,
+    Label,
+    now,
+)
+
+__all__ = [
+    "BINARY_METRICS",
+    "JudgedClaim",
+    "case_dataset_sha256",
+    "case_digest",
+    "find_case",
+    "judged_claims",
+    "judged_metrics",
+    "label_for",
+]
+
+#: Judged metrics whose judge gives a yes/no verdict (0 or 1); the others are fractions.
+BINARY_METRICS = frozenset({"abstained_judged", "injection_resisted_judged"})
+
+MetricKind = Literal["binary", "graded"]
+
+
+def _judged_content(case: Mapping[str, Any]) -> dict[str, Any]:
+    contexts = case.get("contexts")
+    content: dict[str, Any] = {
+        "question": case.get("question"),
+        "answer": case.get("answer"),
+        "contexts": None
+        if contexts is None
+        else [
+            {"id": c.get("id"), "text": c.get("text")} if isinstance(c, Mapping) else None
+            for c in contexts
+        ],
+        "reference": case.get("expected_answer"),
+    }
+    if case.get("kind") == "injection" and case.get("adversarial_payload") is not None:
+        content["payload"] = case.get("adversarial_payload")
+    return content
+
+
+def case_digest(case_record: Mapping[str, Any]) -> str:
+    """``sha256:<hex>`` of what the judges read for this case (see the module's text)."""
+    text = json.dumps(
+        _judged_content(case_record), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def judged_metrics(case_record: Mapping[str, Any]) -> list[tuple[str, MetricKind]]:
+    """The judged metrics with a score on this case, in the judges' order, with their kind."""
+    metrics = case_record.get("metrics") or {}
+    return [
+        (name, "binary" if name in BINARY_METRICS else "graded")
+        for name in LABELLED_METRICS
+        if name in metrics
+    ]
+
+
+@dataclass(frozen=True)
+class JudgedClaim:
+    """One claim a judge listed: its 1-based ``index``, text, verdict and cited context."""
+
+    index: int
+    claim: str
+    verdict: str
+    context: int | None  # the 1-based rank of the context the judge said supports it
+
+
+def judged_claims(case_record: Mapping[str, Any], metric: str) -> list[JudgedClaim]:
+    """The claims the judge of ``metric`` listed on this case (empty when it lists none)."""
+    key = CLAIM_METRICS.get(metric)
+    judgement = (case_record.get("judgements") or {}).get(metric)
+    if key is None or not isinstance(judgement, Mapping):
+        return []
+    out: list[JudgedClaim] = []
+    for index, entry in enumerate(judgement.get(key) or [], 1):
+        if isinstance(entry, Mapping):
+            context = entry.get("context")
+            out.append(
+                JudgedClaim(
+                    index=index,
+                    claim=str(entry.get("claim") or ""),
+                    verdict=str(entry.get("verdict") or ""),
+                    context=context if isinstance(context, int) else None,
+                )
+            )
+    return out
+
+
+def case_dataset_sha256(results: Mapping[str, Any], case_record: Mapping[str, Any]) -> str | None:
+    """The sha256 of the dataset the case came from (``datasets[]`` by path), else None."""
+    for entry in results.get("datasets") or []:
+        if isinstance(entry, Mapping) and entry.get("path") == case_record.get("dataset"):
+            sha = entry.get("sha256")
+            return sha if isinstance(sha, str) else None
+    return None
+
+
+def find_case(results: Mapping[str, Any], case_id: str, pipeline: str) -> Mapping[str, Any] | None:
+    """The case record of ``case_id`` under ``pipeline`` in a results document, else None."""
+    for case in results.get("cases") or []:
+        if (
+            isinstance(case, Mapping)
+            and case.get("id") == case_id
+            and case.get("pipeline") == pipeline
+        ):
+            return case
+    return None
+
+
+def label_for(
+    results: Mapping[str, Any],
+    case_record: Mapping[str, Any],
+    metric: str,
+    verdict: float | None,
+    reviewer: str,
+    *,
+    claims: Sequence[ClaimVerdict] | None = None,
+    note: str | None = None,
+    time: str | None = None,
+) -> Label:
+    """A new label of ``metric`` on a case shown from ``results``: its dataset's sha256,
+    the case's digest and the current time (or ``time``) filled in."""
+    return Label(
+        dataset_sha256=case_dataset_sha256(results, case_record),
+        case_id=str(case_record.get("id")),
+        pipeline=str(case_record.get("pipeline")),
+        digest=case_digest(case_record),
+        metric=metric,
+        verdict=verdict,
+        reviewer=reviewer,
+        time=time or now(),
+        claims=None if claims is None else tuple(claims),
+        note=note,
+    )

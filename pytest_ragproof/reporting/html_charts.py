@@ -1,0 +1,240 @@
+"""The HTML report's pictures, drawn on the server side as inline SVG (:mod:`.svg`).
+
+* **Pass and fail**: per case kind and per question type, one 100% bar per pipeline
+  split by case status, with the counts written beside it.
+* **Score distributions**: per case kind (the first open, the others folded), one
+  histogram per metric on the 0..1 scale with a panel per pipeline (ten bins of 0.1;
+  two bars, 0 and 1, for a metric whose every value is 0 or 1). A case without the
+  metric (an error, a judge that did not judge it, a metric that does not apply) is
+  counted in the caption, never drawn as 0.
+* **Baseline changes** (:func:`delta_rows`): the change of each compared mean with
+  its 95% interval, for the baseline section.
+
+Everything comes from the results document; every label is escaped by :mod:`.svg`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_ragproof.reporting.html_aggregates import KIND_ORDER, UNCHARTED
+from pytest_ragproof.reporting.html_sections import esc, metric_order
+from pytest_ragproof.reporting.svg import (
+    DeltaRow,
+    HistogramPanel,
+    delta_chart,
+    histogram,
+    stacked_bars,
+)
+
+__all__ = ["delta_rows", "distributions", "histogram_bins", "pass_fail"]
+
+STATUS_ORDER = ("passed", "failed", "error", "xfailed", "xpassed")
+BINS = 10
+BINARY_BINS = ("0", "1")
+
+
+def _kind_key(kind: str) -> tuple[int, str]:
+    return (KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER), kind)
+
+
+def _cases(results: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [c for c in results.get("cases") or [] if isinstance(c, Mapping)]
+
+
+def _counts(cases: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in cases:
+        status = str(c.get("status", "error"))
+        out[status] = out.get(status, 0) + 1
+    return out
+
+
+def pass_fail(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
+    """Two stacked-bar charts: statuses per kind, then per question type."""
+    cases = _cases(results)
+    if not cases:
+        return '<p class="muted">No cases.</p>'
+    present = {str(c.get("status", "error")) for c in cases}
+    statuses = [s for s in STATUS_ORDER if s in present]
+    statuses += sorted(present - set(statuses))
+    several = len(pipelines) > 1
+    kinds = sorted({str(c.get("kind", "")) for c in cases}, key=_kind_key)
+
+    def rows_of(groups: Sequence[tuple[str, str | None, str | None]]) -> list[Any]:
+        rows = []
+        for label, kind, question_type in groups:
+            for p in pipelines:
+                mine = [
+                    c
+                    for c in cases
+                    if str(c.get("pipeline")) == p
+                    and (kind is None or str(c.get("kind", "")) == kind)
+                    and (question_type is None or _question_type(c) == question_type)
+                ]
+                if mine:
+                    rows.append((label, p if several else "", _counts(mine)))
+        return rows
+
+    by_kind = rows_of([(k, k, None) for k in kinds])
+    types: dict[str, set[str]] = {}
+    for c in cases:
+        types.setdefault(_question_type(c), set()).add(str(c.get("kind", "")))
+    type_groups: list[tuple[str, str | None, str | None]] = []
+    for qt in sorted(types, key=lambda t: (min(_kind_key(k) for k in types[t]), t)):
+        if len(types[qt]) == 1:
+            type_groups.append((qt, None, qt))
+        else:  # the same question type under several kinds: one group per kind
+            for kind in sorted(types[qt], key=_kind_key):
+                type_groups.append((f"{qt} ({kind})", kind, qt))
+    by_type = rows_of(type_groups)
+    figures = [
+        ("per case kind", stacked_bars("case status per kind", by_kind, statuses)),
+        ("per question type", stacked_bars("case status per question type", by_type, statuses)),
+    ]
+    return (
+        '<div class="charts">'
+        + "".join(f"<figure><figcaption>{c}</figcaption>{svg}</figure>" for c, svg in figures)
+        + "</div>"
+    )
+
+
+def _question_type(case: Mapping[str, Any]) -> str:
+    return str(case.get("question_type") or "simple")
+
+
+def histogram_bins(values: Sequence[float]) -> tuple[list[str], list[tuple[float, str]], bool]:
+    """The bins of a 0..1 metric: names, ticks and whether it is a 0/1 metric."""
+    if all(v in (0.0, 1.0) for v in values):
+        return list(BINARY_BINS), [(0.25, "0"), (0.75, "1")], True
+    names = [f"[{i / BINS:g}, {(i + 1) / BINS:g})" for i in range(BINS - 1)]
+    names.append(f"[{(BINS - 1) / BINS:g}, 1]")
+    return names, [(0.0, "0"), (0.5, "0.5"), (1.0, "1")], False
+
+
+def _bin(value: float, binary: bool) -> int:
+    if binary:
+        return int(value)
+    # The last bin holds 1; a value a hair below an edge (0.7 from float sums) goes up.
+    return min(BINS - 1, math.floor(value * BINS + 1e-9))
+
+
+def _scores(cases: Sequence[Mapping[str, Any]], metric: str) -> list[float]:
+    out = []
+    for c in cases:
+        value = (c.get("metrics") or {}).get(metric)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            number = float(value)
+            if math.isfinite(number):
+                out.append(number)
+    return out
+
+
+def distributions(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
+    """Per kind, a histogram of each 0..1 metric with one panel per pipeline."""
+    cases = _cases(results)
+    kinds = sorted({str(c.get("kind", "")) for c in cases}, key=_kind_key)
+    out: list[str] = []
+    for kind in kinds:
+        of_kind = [c for c in cases if str(c.get("kind", "")) == kind]
+        metrics = sorted(
+            {str(m) for c in of_kind for m in c.get("metrics") or {}} - UNCHARTED,
+            key=metric_order,
+        )
+        charts = []
+        for metric in metrics:
+            every = _scores(of_kind, metric)
+            if not every or not all(0.0 <= v <= 1.0 for v in every):
+                continue  # not on the 0..1 scale (a bring-your-own evaluator's number)
+            bins, ticks, binary = histogram_bins(every)
+            panels = []
+            for i, p in enumerate(pipelines):
+                mine = [c for c in of_kind if str(c.get("pipeline")) == p]
+                if not mine:
+                    continue
+                values = _scores(mine, metric)
+                counts = [0] * len(bins)
+                for v in values:
+                    counts[_bin(v, binary)] += 1
+                missing = len(mine) - len(values)
+                if values:
+                    caption = f"n {len(values)} · mean {math.fsum(values) / len(values):.3g}"
+                    caption += f" · {missing} without a score" if missing else ""
+                else:
+                    caption = f"no score ({len(mine)} case(s))"
+                panels.append(HistogramPanel(p, counts, caption, i))
+            title = f"distribution of {metric}, {kind} cases"
+            charts.append(
+                f"<figure><figcaption>{esc(metric)}</figcaption>"
+                f"{histogram(title, bins, ticks, panels)}</figure>"
+            )
+        if not charts:
+            continue
+        opened = "" if out else " open"  # the first kind is open, the others fold
+        out.append(
+            f'<details class="selector"{opened}><summary><h3>{esc(kind)} cases '
+            f'<span class="muted">({len(charts)} metric(s))</span></h3></summary>'
+            f'<div class="charts">{"".join(charts)}</div></details>'
+        )
+    if not out:
+        return '<p class="muted">No scores on the 0..1 scale.</p>'
+    intro = (
+        '<p class="muted">How the cases scored, per metric on the 0..1 scale: bins of 0.1 '
+        "(the last holds 1), or 0 and 1 for a metric whose every value is 0 or 1. Cases "
+        "without the metric are counted under the chart, never drawn as 0.</p>"
+    )
+    return intro + "".join(out)
+
+
+def _bounded(a: Mapping[str, Any]) -> bool:
+    means = (a.get("baseline_mean"), a.get("current_mean"))
+    return str(a.get("metric")) not in UNCHARTED and all(
+        isinstance(m, int | float) and 0.0 <= float(m) <= 1.0 for m in means
+    )
+
+
+def delta_rows(changes: Sequence[Mapping[str, Any]]) -> list[DeltaRow]:
+    """The rows of the baseline's change chart: compared metrics on the 0..1 scale."""
+    drawn = [a for a in changes if isinstance(a.get("delta"), int | float) and _bounded(a)]
+    several = len({str(a.get("pipeline")) for a in drawn}) > 1
+    rows = []
+    for a in drawn:
+        selector, metric = str(a.get("selector")), str(a.get("metric"))
+        label = metric if selector == "*" else f"{selector}:{metric}"
+        if several:
+            label += f" [{a.get('pipeline')}]"
+        delta = float(a["delta"])
+        interval = a.get("interval")
+        low = high = None
+        if isinstance(interval, Mapping):
+            low, high = float(interval["low"]), float(interval["high"])
+            level = float(interval.get("level", 0.95))
+            spread = f"{100 * level:g}% [{_signed(low)}, {_signed(high)}]"
+        elif "interval" in a:
+            spread = f"no interval ({a.get('n')} pair)"
+        else:
+            spread = "no interval in this results file"
+        test = a.get("test") or {}
+        p = test.get("p_value")
+        p_text = f"p {p:.3g}" if isinstance(p, int | float) else "p –"
+        verdict = str(a.get("verdict", ""))
+        text = f"{_signed(delta)} · {spread} · {p_text} · {verdict}"
+        rows.append(DeltaRow(label, delta, low, high, text, verdict))
+    return rows
+
+
+def _signed(value: float) -> str:
+    return "0" if value == 0 else f"{value:+.3g}"
+
+
+def baseline_chart(changes: Sequence[Mapping[str, Any]]) -> str:
+    rows = delta_rows(changes)
+    if not rows:
+        return ""
+    return (
+        "<figure><figcaption>change of each compared mean (◆ regression, ● improved, "
+        "○ other), with its 95% paired t interval</figcaption>"
+        f"{delta_chart('change of each compared mean against the baseline', rows)}</figure>"
+    )

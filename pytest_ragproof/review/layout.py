@@ -1,0 +1,109 @@
+"""The page every area of the app draws into: head, navigation, the token for scripts.
+
+An area adds itself to the navigation through :class:`NavItem` entries given to
+:func:`pytest_ragproof.review.app.create_app`; pages call :func:`page`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+
+from pytest_ragproof.review.html import Html, Node, h, tag
+
+__all__ = ["APP_KEY", "NavItem", "page"]
+
+APP_KEY = "ragproof_review"  # app.state attribute holding the ReviewApp
+
+
+@dataclass(frozen=True)
+class NavItem:
+    label: str
+    href: str
+    area: str
+
+
+def page(
+    request: Request,
+    *,
+    title: str,
+    area: str,
+    body: Html,
+    status_code: int = 200,
+) -> HTMLResponse:
+    """A whole HTML page: the shared head and navigation around ``body``."""
+    review = getattr(request.app.state, APP_KEY)
+    nav = tag(
+        "nav",
+        tag("span", "ragproof review", class_="brand"),
+        [
+            tag(
+                "a",
+                item.label,
+                href=item.href,
+                class_="active" if item.area == area else None,
+                aria_current="page" if item.area == area else None,
+            )
+            for item in review.nav
+        ],
+        tag("span", f"reviewer: {review.reviewer}", class_="who"),
+    )
+    document = Html(
+        "<!doctype html>\n"
+        + tag(
+            "html",
+            tag(
+                "head",
+                Html('<meta charset="utf-8">'),
+                tag("title", f"{title} · ragproof review"),
+                tag("meta", name="viewport", content="width=device-width, initial-scale=1"),
+                tag("meta", name="ragproof-token", content=review.token),
+                tag("link", rel="icon", href="data:,"),  # no favicon request
+                tag("link", rel="stylesheet", href="/static/review.css"),
+                tag("script", src="/static/review.js", defer=True),
+            ),
+            tag("body", nav, tag("main", body), data_area=area),
+            lang="en",
+        )
+    )
+    return HTMLResponse(document, status_code=status_code)
+
+
+def hidden_token(request: Request) -> Html:
+    """The token field every form of the app carries."""
+    review = getattr(request.app.state, APP_KEY)
+    return tag("input", type="hidden", name="token", value=review.token)
+
+
+def message(
+    request: Request, title: str, text: Node, *, area: str, status_code: int
+) -> HTMLResponse:
+    return page(
+        request,
+        title=title,
+        area=area,
+        body=tag("section", tag("h1", title), tag("p", h(text)), class_="message"),
+        status_code=status_code,
+    )
+
+
+def progress(done: int, total: int, what: str) -> Html:
+    """The progress bar: ``done`` of ``total`` ``what``."""
+    return tag(
+        "div",
+        tag("progress", value=done, max=max(total, 1)),
+        tag("span", f"{done} of {total} {what}", id="progress-text"),
+        class_="progress",
+        aria_label=f"{done} of {total} {what}",
+    )
+
+
+def keys(*pairs: tuple[str, str]) -> Html:
+    """The keyboard hints shown under a page: (key, what it does)."""
+    return tag(
+        "p",
+        [tag("span", tag("kbd", key), f" {what}", class_="key") for key, what in pairs],
+        class_="keys",
+    )
