@@ -118,6 +118,17 @@ class Limits:
             return False
         return True
 
+    def check_ratio(self, name: str, ratios: list[float], limit: float) -> bool:
+        """A figure that is itself a ratio (e.g. measured / ideal): its median over rounds."""
+        ratio = statistics.median(ratios)
+        verdict = "OK" if ratio <= limit else "OVER LIMIT"
+        spread = f"; rounds {min(ratios):.2f}-{max(ratios):.2f}" if len(ratios) > 1 else ""
+        print(f"{name}: {ratio:.2f} (limit {limit:.2f}) {verdict}{spread}", flush=True)
+        if ratio > limit:
+            self.over.append(f"{name}: {ratio:.2f} > {limit:.2f}")
+            return False
+        return True
+
     def fail(self, what: str) -> None:
         """A figure that is not a ratio (e.g. a module that must not be imported)."""
         print(f"{what} OVER LIMIT", flush=True)

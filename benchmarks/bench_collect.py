@@ -9,8 +9,8 @@ children's user + system seconds, interleaved rounds after a warm-up):
 - ``--ragproof-shard 1/10`` collection vs the full collection; limit 0.6: a
   shard builds only its own items, but pytest's start and reading the dataset
   (and checking its hash) are paid by every shard, so the ratio is above 0.1.
-- peak RSS (ru_maxrss) of the full collection, and of a full run of every case
-  unless ``--no-run``; the goal is at most 1.5 GB (reported, not a limit).
+- peak RSS (ru_maxrss) of the full collection (goal 1.5 GB, reported), and of a
+  full run of every case unless ``--no-run``: limit 1 GB (issue 28), exit 1 over it.
 
 ``--quick`` (2,000 cases, one round, no warm-up) checks only that the script runs.
 
@@ -38,6 +38,8 @@ from pytest_ragproof.dataset.freeze import freeze
 from pytest_ragproof.dataset.io import load_dataset
 
 BASE = ["-q", "-p", "no:cacheprovider", "-p", "no:asyncio"]
+#: Peak RSS allowed for a full run of every case (issue 28: 100,000 cases in 1 GB).
+RUN_RSS_LIMIT_MB = 1024
 # The child reports its own peak RSS: RUSAGE_CHILDREN would give the largest child so far.
 PYTEST = (
     "import resource, sys, pytest\n"
@@ -160,10 +162,13 @@ def main() -> int:
         )
         if not args.no_run:
             cpu, wall, rss = measure([dataset], rag, f"{n} passed")
+            verdict = "OK" if rss <= RUN_RSS_LIMIT_MB else "OVER LIMIT"
             print(
                 f"full run of {n} cases: wall {wall:.1f} s, CPU {cpu:.1f} s, peak RSS "
-                f"{rss:.0f} MB (goal 1536 MB)"
+                f"{rss:.0f} MB (limit {RUN_RSS_LIMIT_MB} MB) {verdict}"
             )
+            if rss > RUN_RSS_LIMIT_MB:
+                limits.fail(f"peak RSS of the full run: {rss:.0f} MB > {RUN_RSS_LIMIT_MB} MB")
     return limits.exit_status()
 
 

@@ -23,22 +23,38 @@ every judge on (``--ragproof-judges all``).
    run must make 0 calls (``judges.calls`` in its results file, and no request
    reached the server) and must not import litellm (a conftest writes
    ``"litellm" in sys.modules`` at session finish).
-3. concurrency: 200 qa cases, judge latency 200 ms,
+3. concurrency (only with ``--only ...,concurrency``): 200 qa cases,
    ``--ragproof-judge-concurrency 16`` vs 1 with ``--ragproof-no-cache`` (both
-   sides call): wall-time ratio, limit 0.15. Each side runs once (the 1 side
-   takes minutes: about 7 calls x 0.2 s x 200 cases).
+   sides call): wall-time ratio, limit 0.15. Each side runs once (the 1 side takes
+   minutes: about 7 calls x 0.2 s x 200 cases).
+4. judge phase (issue 28): 200 qa cases, every judge, ``--ragproof-no-cache``, at
+   16 and at 64 in flight, for pytest, pytest ``-n 2`` and ``evaluate()``, each a
+   child process. The phase runs from the first judge request reaching the stub to
+   the last reply (the stub logs every request's arrival and end); its CPU time is
+   the run's process tree's (sampled from /proc every 20 ms). Then the very bodies
+   the pytest run sent are replayed with bare ``litellm.acompletion`` (litellm's
+   defaults, the same concurrency, measured the same way): litellm's own CPU per
+   call. Ideal = max(requests x latency / concurrency, requests x litellm's CPU per
+   bare call); limits: the phase within 1.25 x the ideal, and ragproof's own CPU
+   per request (the run's CPU per request minus litellm's) at most 0.5 x
+   litellm's. Requests in flight over time (mean, p10, max) are printed beside.
+   With ``-n 2`` each worker has its own bound (up to twice the requests in flight)
+   while the ideal keeps the configured concurrency. ``--headline``: 1,000 qa cases,
+   latency 1 s, 64 in flight, one round (ideal 7,000 x 1 s / 64 = 109 s).
 
 Exits 1 when a figure is over its limit; ``--quick`` runs 20 cases at 20 ms
-latency, one round, the concurrency sides in this process, and checks only
-that the script runs (see ``_common``).
+latency, one round, the concurrency sides in this process, the phase for
+``evaluate()`` at 16 only, and checks only that the script runs (see ``_common``).
 
-Run: python benchmarks/bench_judges.py [--only calls,cached,concurrency]
-     [--cases N] [--rounds N] [--latency S] [--quick]
+Run: python benchmarks/bench_judges.py [--only calls,cached,phase,concurrency]
+     [--cases N] [--rounds N] [--latency S] [--concurrencies 16,64]
+     [--phase-rounds N] [--paths pytest,pytest -n 2,evaluate()] [--headline] [--quick]
 """
 
 from __future__ import annotations
 
 import argparse
+import bisect
 import functools
 import json
 import os
@@ -48,7 +64,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -388,9 +406,240 @@ def precompile(tmp: Path) -> tuple[subprocess.Popen[str], StubServer]:
     return proc, server
 
 
+# -- the judge phase against its ideal (issue 28) ------------------------------------
+
+EVALUATE_SCRIPT = r"""
+import json, pathlib, sys
+from pytest_ragproof import evaluate
+
+url, concurrency = sys.argv[1], int(sys.argv[2])
+outputs = json.loads(pathlib.Path("outputs.json").read_text())
+results = evaluate(
+    "cases.frozen.json",
+    lambda question: outputs[question],
+    judges=["all"],
+    judge_model="openai/stub-judge",
+    judge_api_base=url,
+    judge_concurrency=concurrency,
+    cache=False,
+)
+print("RAGPROOF-BENCH", results.passed, len(results.records))
+"""
+
+#: litellm called bare: the bodies a judged run sent, replayed with litellm's defaults.
+BARE_SCRIPT = r"""
+import asyncio, json, os, sys
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+import litellm
+
+url, concurrency, model = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+bodies = json.loads(open(sys.argv[4]).read())
+litellm.suppress_debug_info = True
+
+
+async def main():
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(body):
+        params = {k: body[k] for k in ("temperature", "seed", "response_format") if k in body}
+        async with gate:
+            await litellm.acompletion(
+                model=model, messages=body["messages"], api_base=url, max_retries=0, **params
+            )
+
+    await asyncio.gather(*(one(b) for b in bodies))
+
+
+asyncio.run(main())
+print("RAGPROOF-BENCH done")
+"""
+
+
+def _tree_cpu(pid: int) -> float:
+    """CPU seconds (user + system) of ``pid`` and its descendants, from /proc."""
+    total = 0.0
+    todo = [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            stat = Path(f"/proc/{current}/stat").read_text()
+            fields = stat.rsplit(")", 1)[1].split()
+            # utime, stime, and cutime, cstime: a worker reaped by its parent moves there.
+            total += sum(int(f) for f in fields[11:15]) / _TICKS
+            for task in Path(f"/proc/{current}/task").iterdir():
+                todo.extend(int(c) for c in (task / "children").read_text().split())
+        except (OSError, ValueError, IndexError):
+            continue  # ended meanwhile
+    return total
+
+
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One judged run's judge phase: first request arriving to last reply sent."""
+
+    requests: int
+    wall: float
+    cpu: float  # CPU seconds of the run's processes during the phase
+    mean_in_flight: float
+    p10_in_flight: float
+    max_in_flight: int
+    bodies: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def cpu_ms(self) -> float:
+        return self.cpu / self.requests * 1000 if self.requests else 0.0
+
+
+def in_flight(spans: list[tuple[float, float]], step: float = 0.01) -> tuple[float, float, float]:
+    """Phase length, mean and p10 of the requests in flight, sampled every ``step`` s."""
+    start = min(a for a, _ in spans)
+    end = max(b for _, b in spans)
+    length = end - start
+    mean = sum(b - a for a, b in spans) / length if length > 0 else float(len(spans))
+    samples = max(int(length / step), 1)
+    # Requests in flight at each sample time: arrivals so far minus ends so far.
+    arrivals = sorted(a for a, _ in spans)
+    ends = sorted(b for _, b in spans)
+    counts = []
+    for i in range(samples):
+        t = start + (i + 0.5) * length / samples
+        counts.append(bisect.bisect_right(arrivals, t) - bisect.bisect_right(ends, t))
+    counts.sort()
+    return length, mean, float(counts[len(counts) // 10])
+
+
+def measured(server: StubServer, cmd: list[str], cwd: Path, check: str) -> Phase:
+    """Run ``cmd`` (a child process) and measure its judge phase on ``server``."""
+    server.reset_counters()
+    before = server.request_count
+    samples: list[tuple[float, float]] = []
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            samples.append((time.perf_counter(), _tree_cpu(proc.pid)))
+            stop.wait(0.02)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, _ = proc.communicate()
+    stop.set()
+    sampler.join()
+    if proc.returncode != 0 or check not in out:
+        raise SystemExit(
+            f"expected {check!r} from {' '.join(cmd)} ({proc.returncode}):\n{out[-3000:]}"
+        )
+    spans = list(server.spans)
+    length, mean, p10 = in_flight(spans)
+    start, end = min(a for a, _ in spans), max(b for _, b in spans)
+    cpu_start = max((c for t, c in samples if t <= start), default=0.0)
+    cpu_end = min((c for t, c in samples if t >= end), default=samples[-1][1])
+    bodies = tuple(server.requests[before:])
+    return Phase(len(spans), length, cpu_end - cpu_start, mean, p10, server.max_in_flight, bodies)
+
+
+#: Bodies replayed bare at most: litellm's CPU per call does not depend on their number.
+BARE_MAX = 1400
+
+
+def bare(
+    tmp: Path, server: StubServer, bodies: tuple[dict[str, Any], ...], concurrency: int
+) -> Phase:
+    """litellm's own cost: the same request bodies sent with bare ``litellm.acompletion``."""
+    path = tmp / f"bodies-{concurrency}.json"
+    path.write_text(json.dumps(list(bodies[:BARE_MAX])))
+    cmd = [sys.executable, "-c", BARE_SCRIPT, server.url, str(concurrency), MODEL, str(path)]
+    return measured(server, cmd, tmp, "RAGPROOF-BENCH done")
+
+
+PATHS = ("pytest", "pytest -n 2", "evaluate()")
+
+
+def phase_run(proj: Path, server: StubServer, path: str, concurrency: int, n: int) -> Phase:
+    if path == "evaluate()":
+        cmd = [sys.executable, "-c", EVALUATE_SCRIPT, server.url, str(concurrency)]
+        return measured(server, cmd, proj, f"RAGPROOF-BENCH True {n}")
+    option = f"--ragproof-judge-concurrency={concurrency}"
+    xdist = ["-n", "2"] if path == "pytest -n 2" else []
+    cmd = [*BASE, *judge_args(server, None, "--ragproof-judges=all", option), *xdist]
+    return measured(server, cmd, proj, f"{n} passed")
+
+
+def judge_phase(
+    tmp: Path,
+    server: StubServer,
+    limits: Limits,
+    *,
+    n: int,
+    latency: float,
+    concurrencies: tuple[int, ...],
+    paths: tuple[str, ...],
+    rounds: int,
+    label: str = "",
+) -> None:
+    """The judge phase of each path vs its ideal, and ragproof's CPU per request vs litellm's.
+
+    ideal = max(requests x latency / concurrency, requests x litellm's CPU per bare call),
+    the bare calls replaying the very bodies the run sent, at the same concurrency, in
+    the same round. Limits: phase <= 1.25 x ideal; ragproof's own CPU per request (the
+    run's CPU in the phase per request, minus litellm's bare CPU per call) <= 0.5 x
+    litellm's. Figures are medians over ``rounds``.
+    """
+    proj = project(tmp, f"phase{label}-{n}", n)
+    for concurrency in concurrencies:
+        ratios: dict[str, list[float]] = {p: [] for p in paths}
+        own: dict[str, list[float]] = {p: [] for p in paths}
+        for r in range(rounds):
+            phases = {p: phase_run(proj, server, p, concurrency, n) for p in paths}
+            base = bare(tmp, server, phases[paths[0]].bodies, concurrency)
+            litellm_ms = base.cpu_ms
+            print(
+                f"  round {r + 1}, {concurrency} in flight: bare litellm {base.requests} calls, "
+                f"{base.wall:.1f} s, {litellm_ms:.1f} ms CPU a call, "
+                f"in flight mean {base.mean_in_flight:.1f} p10 {base.p10_in_flight:.0f}",
+                flush=True,
+            )
+            for p, ph in phases.items():
+                ideal = max(ph.requests * latency / concurrency, ph.requests * litellm_ms / 1000)
+                ratios[p].append(ph.wall / ideal)
+                own[p].append((ph.cpu_ms - litellm_ms) / litellm_ms)
+                print(
+                    f"    {p}: {ph.requests} requests, phase {ph.wall:.1f} s, ideal {ideal:.1f} s "
+                    f"(ratio {ph.wall / ideal:.2f}); in flight mean {ph.mean_in_flight:.1f} "
+                    f"p10 {ph.p10_in_flight:.0f} max {ph.max_in_flight}; CPU {ph.cpu_ms:.1f} ms "
+                    f"a request (ragproof's own {ph.cpu_ms - litellm_ms:+.1f} ms)",
+                    flush=True,
+                )
+        for p in paths:
+            name = f"judge phase vs ideal, {p}, {n} qa cases, all judges, {concurrency} in flight"
+            limits.check_ratio(name, ratios[p], 1.25)
+            name = f"ragproof's own CPU per request / litellm's, {p}, {concurrency} in flight"
+            limits.check_ratio(name, own[p], 0.5)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--only", default="calls,cached,concurrency")
+    parser.add_argument(
+        "--only", default="calls,cached,phase", help="of calls,cached,phase,concurrency"
+    )
+    parser.add_argument(
+        "--concurrencies", default="16,64", help="judge concurrencies of the phase figures"
+    )
+    parser.add_argument("--phase-rounds", type=int, default=2, help="rounds of the phase figures")
+    parser.add_argument(
+        "--paths", default=",".join(PATHS), help=f"phase paths, of {','.join(PATHS)}"
+    )
+    parser.add_argument(
+        "--headline",
+        action="store_true",
+        help="the headline figure instead: 1,000 qa cases, every judge, latency 1 s, 64 in flight",
+    )
     parser.add_argument("--cases", type=int, default=200, help="cases for concurrency and cached")
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds for cached")
     parser.add_argument("--latency", type=float, default=0.2, help="judge latency in seconds")
@@ -399,6 +648,9 @@ def main() -> int:
     chosen = set(args.only.split(","))
     limits = Limits(quick=args.quick)
     n, rounds, latency = (20, 1, 0.02) if args.quick else (args.cases, args.rounds, args.latency)
+    if args.headline:
+        chosen, n, latency = {"phase"}, 1000, 1.0
+        args.concurrencies, args.phase_rounds = "64", 1
     server = StubServer().start()
     server.set_handler(ScriptedJudge(delay_s=latency))
     try:
@@ -420,6 +672,22 @@ def main() -> int:
                 cached(tmp, server, limits, n, rounds)
             if "concurrency" in chosen:
                 concurrency(tmp, server, limits, n, latency, args.quick)
+            if "phase" in chosen:
+                paths = tuple(args.paths.split(","))
+                concurrencies = tuple(int(c) for c in args.concurrencies.split(","))
+                if args.quick:
+                    # Two child processes (each imports litellm): the script stays quick.
+                    paths, concurrencies = ("evaluate()",), (16,)
+                judge_phase(
+                    tmp,
+                    server,
+                    limits,
+                    n=n,
+                    latency=latency,
+                    concurrencies=concurrencies,
+                    paths=paths,
+                    rounds=1 if args.quick else args.phase_rounds,
+                )
     finally:
         server.stop()
     return limits.exit_status()

@@ -116,6 +116,9 @@ class StubServer:
     requests: list[JSONDict] = field(default_factory=list)
     request_headers: list[dict[str, str]] = field(default_factory=list)
     request_times: list[float] = field(default_factory=list)  # perf_counter at arrival
+    # (arrival, end) of every request that ended, answered or not: requests in flight
+    # over time (see :func:`in_flight`).
+    spans: list[tuple[float, float]] = field(default_factory=list)
     max_in_flight: int = 0
     _in_flight: int = 0
     _queue: deque[Action] = field(default_factory=deque)
@@ -161,7 +164,7 @@ class StubServer:
         class _Handler(_RequestHandler):
             server_stub = stub
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+        self._httpd = _Server(("127.0.0.1", 0), _Handler)
         self._httpd.daemon_threads = True
         # A short poll interval keeps shutdown (once per test) quick.
         self._thread = threading.Thread(
@@ -179,8 +182,10 @@ class StubServer:
             self._thread.join(timeout=5)
 
     # -- used by the request handler ----------------------------------------
-    def _next_action(self, body: JSONDict, headers: dict[str, str]) -> Action:
-        now = time.perf_counter()
+    def _next_action(
+        self, body: JSONDict, headers: dict[str, str], now: float | None = None
+    ) -> Action:
+        now = time.perf_counter() if now is None else now
         with self._lock:
             self.requests.append(body)
             self.request_headers.append(headers)
@@ -202,11 +207,26 @@ class StubServer:
         """Sleep unless the server stops first; True when the full time elapsed."""
         return not self._stopping.wait(seconds)
 
-    def _done(self, responded: bool) -> None:
+    def _done(self, responded: bool, arrived: float) -> None:
+        now = time.perf_counter()
         with self._lock:
             self._in_flight -= 1
+            self.spans.append((arrived, now))
             if responded:
-                self.last_response_at = time.perf_counter()
+                self.last_response_at = now
+
+    def reset_counters(self) -> None:
+        """Forget the timings and the in-flight maximum (between measured runs)."""
+        with self._lock:
+            self.spans.clear()
+            self.request_times.clear()
+            self.max_in_flight = 0
+            self.first_request_at = self.last_response_at = None
+
+
+class _Server(ThreadingHTTPServer):
+    # The default backlog of 5 refuses connections when 64 clients connect at once.
+    request_queue_size = 256
 
 
 class _RequestHandler(BaseHTTPRequestHandler):
@@ -219,6 +239,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         return  # keep test output clean
 
     def do_POST(self) -> None:
+        arrived = time.perf_counter()
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
         if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
@@ -230,14 +251,15 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self._send(400, _error_body("bad json", "invalid"), ())
             return
         stub = self.server_stub
-        action = stub._next_action(body, {k.lower(): v for k, v in self.headers.items()})
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        action = stub._next_action(body, headers, arrived)
         if action.delay_s and not stub._sleep(action.delay_s):
             self.close_connection = True
-            stub._done(responded=False)
+            stub._done(False, arrived)
             return
         payload = action.raw_body if action.raw_body is not None else _completion(body, action)
         self._send(action.status, payload, action.headers)
-        stub._done(responded=True)
+        stub._done(True, arrived)
 
     def _send(self, status: int, payload: str, headers: tuple[tuple[str, str], ...]) -> None:
         data = payload.encode("utf-8")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import itertools
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -31,6 +32,7 @@ from pytest_ragproof.judges.engine import (
     Usage,
     judge_llm_config,
 )
+from pytest_ragproof.llm.provider import request_priority
 from pytest_ragproof.metrics import PipelineOutput, abstained, normalize_output
 from pytest_ragproof.verdict.config import RunConfig
 
@@ -103,6 +105,7 @@ class JudgeStage:
         self.totals = Usage()
         self.cases_judged = 0
         self._futures: dict[str, concurrent.futures.Future[Judged]] = {}
+        self._order = itertools.count()  # cases in the order they were submitted
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -137,7 +140,9 @@ class JudgeStage:
             with self._lock:
                 self._futures[key] = done
             return
-        future = asyncio.run_coroutine_threadsafe(self._judge(inputs), self._ensure_loop())
+        with self._lock:
+            order = next(self._order)
+        future = asyncio.run_coroutine_threadsafe(self._judge(inputs, order), self._ensure_loop())
         with self._lock:
             self._futures[key] = future
 
@@ -174,7 +179,10 @@ class JudgeStage:
             abstained=is_abstention,
         )
 
-    async def _judge(self, inputs: JudgeInputs) -> Judged:
+    async def _judge(self, inputs: JudgeInputs, order: int) -> Judged:
+        # Every request of this case waits for a slot behind earlier cases' requests
+        # only: cases finish in the order items ask for them, and the look-ahead moves.
+        request_priority.set(order)
         try:
             judgement = await self.engine.judge(inputs)
         except LLMConfigError as exc:

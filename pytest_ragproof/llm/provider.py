@@ -8,7 +8,10 @@ survive, and no exception we raise chains to the provider's.
 
 from __future__ import annotations
 
+import contextvars
 import functools
+import heapq
+import itertools
 import os
 import random
 from typing import TYPE_CHECKING, Any
@@ -30,6 +33,14 @@ if TYPE_CHECKING:
 
 #: Set (unless already set) before litellm is imported: no fetch of its own catalogs.
 OFFLINE_ENV = ("LITELLM_LOCAL_MODEL_COST_MAP", "LITELLM_OFFLINE_MODE")
+
+#: The order in which waiting requests get a free slot: lower first, then first come.
+#: A caller sets it for the requests it starts (the judge stage: the case's position,
+#: so an earlier case's verdict steps go before a later case's first steps, and the
+#: case pytest waits for is done first). Tasks inherit it from their creator.
+request_priority: contextvars.ContextVar[int] = contextvars.ContextVar(
+    "ragproof_request_priority", default=0
+)
 
 #: Extra seconds our own watchdog allows beyond litellm's timeout before cancelling.
 _WATCHDOG_GRACE_S = 1.0
@@ -156,8 +167,7 @@ class Provider:
         self.config = config
         self.stats = stats
         self._rng = rng
-        self._semaphore: asyncio.Semaphore | None = None
-        self._semaphore_loop: asyncio.AbstractEventLoop | None = None
+        self._gates: tuple[asyncio.AbstractEventLoop, SlotGate] | None = None
         self._environment_checked = False
 
     def structured_mode(self) -> str:
@@ -226,15 +236,14 @@ class Provider:
             self.stats.retries[failure.reason] += 1
             await asyncio.sleep(retry_in)
 
-    def _gate(self) -> asyncio.Semaphore:
+    def _gate(self) -> SlotGate:
         import asyncio
 
-        # asyncio primitives bind to one loop; run_batch starts a new loop per batch.
+        # A gate binds to one loop; run_batch starts a new loop per batch.
         loop = asyncio.get_running_loop()
-        if self._semaphore is None or self._semaphore_loop is not loop:
-            self._semaphore = asyncio.Semaphore(self.config.concurrency)
-            self._semaphore_loop = loop
-        return self._semaphore
+        if self._gates is None or self._gates[0] is not loop:
+            self._gates = (loop, SlotGate(self.config.concurrency))
+        return self._gates[1]
 
     def _give_up(self, failure: Failure, attempts: int) -> LLMError:
         if failure.client_side:
@@ -261,6 +270,45 @@ class Provider:
         cost = _cost_of(litellm, response)
         self.stats.record_usage(usage, cost)
         return Reply(text if isinstance(text, str) else None, usage, cost, attempts)
+
+
+class SlotGate:
+    """At most ``slots`` holders at once; waiters get a freed slot by :data:`request_priority`.
+
+    A semaphore whose queue is ordered by (priority, arrival) instead of arrival only.
+    A released slot goes straight to the next waiter. Used from one event loop.
+    """
+
+    def __init__(self, slots: int) -> None:
+        self.free = max(slots, 1)
+        self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._arrivals = itertools.count()
+
+    async def __aenter__(self) -> None:
+        import asyncio
+
+        if self.free > 0 and not self._waiting:
+            self.free -= 1
+            return
+        granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiting, (request_priority.get(), next(self._arrivals), granted))
+        try:
+            await granted
+        except asyncio.CancelledError:
+            if granted.done() and not granted.cancelled():
+                self._release()  # the slot came with the cancellation: pass it on
+            raise
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._release()
+
+    def _release(self) -> None:
+        while self._waiting:
+            granted = heapq.heappop(self._waiting)[2]
+            if not granted.done():  # a cancelled waiter is skipped
+                granted.set_result(None)
+                return
+        self.free += 1
 
 
 def _classify(litellm: Any, exc: BaseException) -> Failure:

@@ -8,6 +8,7 @@ whose hooks live beside it by responsibility: collection and the xdist merge
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -67,12 +68,15 @@ def _load(path: Path, config: pytest.Config) -> Dataset:
             "the ini file for ragproof_dataset, to the current folder for --ragproof-dataset)"
         )
     try:
-        return load_dataset(path)
+        dataset = load_dataset(path)
     except DatasetError as exc:
         also = ""
         if not isinstance(exc, FrozenDatasetModifiedError) and exc.record is not None:
             also = f"\n  to list every bad record: ragproof validate {path}"
         raise pytest.UsageError(f"ragproof: invalid dataset: {exc}{also}") from None
+    # Each case's canonical JSON text serves freezing and its checks, not a run: about
+    # half a kilobyte a case, held to the end of the run otherwise.
+    return dataclasses.replace(dataset, canonical_cases=())
 
 
 class RunState:

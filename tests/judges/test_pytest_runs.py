@@ -338,6 +338,46 @@ def test_pytest_and_evaluate_reach_the_same_judged_verdict(
         assert mine.get(key) == pytests.get(key), f"'{key}' differs"
 
 
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_every_judge_keeps_the_configured_number_of_requests_in_flight(
+    project: pytest.Pytester, llm_stub: StubServer, xdist: list[str]
+) -> None:
+    # Four cases, three of them qa with seven requests each: more work than slots, so
+    # the look-ahead keeps every slot busy (per process under xdist) and never more.
+    llm_stub.set_handler(ScriptedJudge(delay_s=0.1))
+    args = judge_args(
+        llm_stub, "--ragproof-judges=all", "--ragproof-no-cache", "--ragproof-judge-concurrency=3"
+    )
+    result = run(project, xdist, *args)
+    assert result.ret == 0, result.stdout.str()
+    if xdist:  # each worker has its own bound; whether the two overlap is timing
+        assert 3 <= llm_stub.max_in_flight <= 6
+    else:
+        assert llm_stub.max_in_flight == 3
+
+
+def test_evaluate_keeps_the_configured_number_of_requests_in_flight(
+    project: pytest.Pytester, llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_ragproof import evaluate
+
+    llm_stub.set_handler(ScriptedJudge(delay_s=0.1))
+    namespace: dict[str, Any] = {}
+    exec(CONFTEST.replace('@pytest.fixture(scope="session")', ""), namespace)
+    monkeypatch.chdir(project.path)
+    results = evaluate(
+        "cases.frozen.json",
+        namespace["rag_pipeline"](),
+        judges=["all"],
+        judge_model="openai/stub-judge",
+        judge_api_base=llm_stub.url,
+        judge_concurrency=5,
+        cache=False,
+    )
+    assert results.to_dict()["judges"]["requests"] == llm_stub.request_count
+    assert llm_stub.max_in_flight == 5
+
+
 def test_a_damaged_cache_file_is_set_aside_and_said_in_the_summary(
     project: pytest.Pytester, llm_stub: StubServer
 ) -> None:
