@@ -95,15 +95,17 @@ def test_chart_labels_are_whole_and_abstained_is_drawn_per_kind(
     browser.page.goto(path.as_uri())
     # open every folded selector so each chart is laid out
     browser.js("document.querySelectorAll('details').forEach(d => d.open = true)")
-    charts = browser.js(CHART_LABELS)
+    every_chart = browser.js(CHART_LABELS)
+    for chart in every_chart:
+        for text in chart["texts"]:
+            # nothing drawn outside the chart: a label cut on the left, a value on the right
+            assert text["left"] >= 0 and text["right"] <= chart["width"], (chart["title"], text)
+    # the means per metric (the report's other pictures come before them)
+    charts = [c for c in every_chart if c["title"].startswith("mean per metric")]
     assert [c["title"] for c in charts][:2] == [
         "mean per metric, all cases",
         "mean per metric, selector qa",
     ]
-    for chart in charts:
-        for text in chart["texts"]:
-            # nothing drawn outside the chart: a label cut on the left, a value on the right
-            assert text["left"] >= 0 and text["right"] <= chart["width"], (chart["title"], text)
     everything = {t["text"] for t in charts[0]["texts"]}
     assert {"answer_correctness_precision", "injection_resisted_judged"} <= everything
     # abstaining is right on unanswerable cases and wrong on qa cases: never averaged
