@@ -11,6 +11,7 @@ review tests also write the documentation's screenshots there.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 from collections.abc import Iterator
@@ -62,18 +63,41 @@ class Tab:
         return data
 
 
+@dataclass
+class _Session:
+    browser: Browser
+    loop: asyncio.AbstractEventLoop | None
+
+
 @pytest.fixture(scope="session")
-def chromium() -> Iterator[Browser]:
+def _chromium_session() -> Iterator[_Session]:
     if CHROMIUM is None:
         pytest.skip(NO_CHROMIUM)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+        # Playwright's sync API leaves its event loop marked as running on this thread
+        # between calls. Parked between browser tests, or every later test of this process
+        # that runs an event loop (asyncio.run, pytest-asyncio in pytester) would fail with
+        # "cannot be called from a running event loop".
+        session = _Session(browser, asyncio.events._get_running_loop())
+        asyncio.events._set_running_loop(None)
         try:
-            yield browser
+            yield session
         finally:
+            asyncio.events._set_running_loop(session.loop)
             browser.close()
+
+
+@pytest.fixture
+def chromium(_chromium_session: _Session) -> Iterator[Browser]:
+    """The session's Chromium, its event loop marked running only during the test."""
+    asyncio.events._set_running_loop(_chromium_session.loop)
+    try:
+        yield _chromium_session.browser
+    finally:
+        asyncio.events._set_running_loop(None)
 
 
 @pytest.fixture
