@@ -148,11 +148,16 @@ def run_plugin(project: Path, *args: str, variant: str = "") -> subprocess.Compl
     """A real pytest run of the plugin over the project's dataset."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env["RAGPROOF_TEST_VARIANT"] = variant
+    # Only our plugin: the dev install's other plugins (langsmith, hypothesis, anyio, ...)
+    # cost seconds of start-up in every run and are not what these runs test.
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     return subprocess.run(
         [
             sys.executable,
             "-m",
             "pytest",
+            "-p",
+            "pytest_ragproof.plugin",
             "--ragproof-dataset=cases.frozen.json",
             "-p",
             "no:cacheprovider",
