@@ -39,6 +39,7 @@ from pytest_ragproof.review.layout import (
     message,
     page,
     progress,
+    steps,
 )
 from pytest_ragproof.review.results import FILTERS, ResultsReview, Snapshot, disagrees
 from pytest_ragproof.review.security import form_of
@@ -612,13 +613,12 @@ async def case_page(request: Request) -> Response:
     )
     pager = tag(
         "p",
-        tag("a", "← previous", href=case_href(prev_n, show), id="prev")
-        if prev_n
-        else tag("span", "← previous", class_="muted"),
-        f" · case {n} of {len(snapshot.cases)} · ",
-        tag("a", "next →", href=case_href(next_n, show), id="next")
-        if next_n
-        else tag("span", "next →", class_="muted"),
+        steps(
+            n,
+            len(snapshot.cases),
+            case_href(prev_n, show) if prev_n else None,
+            case_href(next_n, show) if next_n else None,
+        ),
         " · ",
         tag("a", "list", href="/cases" + (f"?filter={show}" if show != "all" else "")),
         class_="pager",

@@ -29,6 +29,7 @@ from pytest_ragproof.review.layout import (
     message,
     page,
     progress,
+    steps,
 )
 from pytest_ragproof.review.reviewed import Decision, ReviewedFile, now
 
@@ -420,13 +421,12 @@ async def case_page(request: Request) -> Response:
 def _pager(n: int, total: int, prev_n: int | None, next_n: int | None, show: str) -> Html:
     return tag(
         "p",
-        tag("a", "← previous", href=_href(prev_n, show), id="prev")
-        if prev_n
-        else tag("span", "← previous", class_="muted"),
-        f" · case {n} of {total} · ",
-        tag("a", "next →", href=_href(next_n, show), id="next")
-        if next_n
-        else tag("span", "next →", class_="muted"),
+        steps(
+            n,
+            total,
+            _href(prev_n, show) if prev_n else None,
+            _href(next_n, show) if next_n else None,
+        ),
         " · show: ",
         tag("a", "all", href=_href(n, "all"), class_="active" if show == "all" else None),
         " ",

@@ -107,3 +107,17 @@ def keys(*pairs: tuple[str, str]) -> Html:
         [tag("span", tag("kbd", key), f" {what}", class_="key") for key, what in pairs],
         class_="keys",
     )
+
+
+def steps(n: int, total: int, prev_href: str | None, next_href: str | None) -> list[Node]:
+    """The start of a pager: ``← previous · case N of M · next →`` (a step with nowhere to go
+    is shown muted, not linked)."""
+    return [
+        tag("a", "← previous", href=prev_href, id="prev")
+        if prev_href
+        else tag("span", "← previous", class_="muted"),
+        f" · case {n} of {total} · ",
+        tag("a", "next →", href=next_href, id="next")
+        if next_href
+        else tag("span", "next →", class_="muted"),
+    ]
