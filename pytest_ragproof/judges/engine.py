@@ -43,6 +43,7 @@ from pytest_ragproof.judges.base import (
     Subject,
     Usage,
 )
+from pytest_ragproof.judges.memo import Memo
 from pytest_ragproof.judges.prompts import Messages, Step
 from pytest_ragproof.llm.client import LLMClient
 from pytest_ragproof.llm.config import LLMConfig
@@ -143,6 +144,9 @@ class JudgeEngine:
         self.budget = budget
         self.dry_run = settings.dry_run
         client.admit = self._dry_admit if self.dry_run else budget.admit
+        memo = Memo(client.cache, client.config.model)
+        #: Whole judgements cached (not in a dry run: its estimate counts each step).
+        self.memo = memo if memo.enabled and not self.dry_run else None
 
     @staticmethod
     def _dry_admit() -> None:
@@ -229,14 +233,26 @@ class JudgeEngine:
 
     # -- one case -----------------------------------------------------------
     async def judge(self, x: JudgeInputs) -> CaseJudgement:
-        out = CaseJudgement()
-        answer = (x.answer or "").strip()
-        contexts = list(x.contexts or ())
         wanted = [
             JUDGE_MODULES[name]
             for name in JUDGE_MODULES
             if name in self.settings.judges and x.kind in JUDGE_KINDS[name]
         ]
+        if self.memo is None:
+            return await self._judge(x, wanted)
+        key = self.memo.key(x, [j.metric for j in wanted])
+        hit = self.memo.get(key)
+        if hit is not None:
+            self.client.replayed(hit.calls, priced=hit.priced)
+            return hit.judgement
+        out = await self._judge(x, wanted)
+        self.memo.put(key, out)
+        return out
+
+    async def _judge(self, x: JudgeInputs, wanted: list[Judge]) -> CaseJudgement:
+        out = CaseJudgement()
+        answer = (x.answer or "").strip()
+        contexts = list(x.contexts or ())
         todo: list[Judge] = []
         for judge in wanted:
             reason = judge.precondition(x, answer, contexts)

@@ -20,6 +20,7 @@ variable: each judge step runs in its own task, and validation runs in it).
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -28,8 +29,12 @@ from pytest_ragproof.metrics.answer import STOPWORDS, tokenize
 from pytest_ragproof.textnorm import normalize_text
 
 
+@functools.lru_cache(maxsize=4096)
 def content_words(text: str) -> frozenset[str]:
-    """The content words of ``text`` (see the module docstring)."""
+    """The content words of ``text`` (see the module docstring).
+
+    Memoised: a case's answer, question and reference are checked by several steps.
+    """
     return frozenset(
         t
         for t in tokenize(normalize_text(text))

@@ -101,22 +101,39 @@ def cache_key(
     messages: Sequence[Mapping[str, Any]],
     params: Mapping[str, Any],
     schema: Mapping[str, Any] | None,
+    schema_text: str | None = None,
 ) -> str:
-    """The hex key of one request. Callers pass only non-secret parameters."""
-    canonical = json.dumps(
-        {
-            "model": model,
-            "prompt_version": prompt_version,
-            "messages": list(messages),
-            "params": dict(params),
-            "schema": schema,
-        },
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-        allow_nan=False,
+    """The hex key of one request. Callers pass only non-secret parameters.
+
+    The key hashes the canonical JSON (:func:`canonical_json`) of ``{"messages",
+    "model", "params", "prompt_version", "schema"}``. It is written part by part in
+    that key order, the same text as dumping the whole object, so that a caller
+    sending one schema many times can pass its canonical text once made
+    (``schema_text``, which must be ``canonical_json(schema)``).
+    """
+    canonical = "".join(
+        (
+            '{"messages":',
+            canonical_json(list(messages)),
+            ',"model":',
+            canonical_json(model),
+            ',"params":',
+            canonical_json(dict(params)),
+            ',"prompt_version":',
+            canonical_json(prompt_version),
+            ',"schema":',
+            canonical_json(schema) if schema_text is None else schema_text,
+            "}",
+        )
     )
     return xxhash.xxh3_128_hexdigest(_KEY_DOMAIN + canonical.encode("utf-8"))
+
+
+def canonical_json(value: Any) -> str:
+    """``value`` as the key's JSON: keys sorted at every level, compact, not ASCII-escaped."""
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
 
 
 def entry_checksum(key: str, value: bytes) -> int:

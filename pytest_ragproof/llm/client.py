@@ -210,6 +210,17 @@ class LLMClient:
             raise self._invalid(schema, parsed)
         return StructuredResult(parsed, _usage(hit), _cost(hit), cached=True, attempts=0)
 
+    def replayed(self, calls: int, *, priced: bool) -> None:
+        """Count ``calls`` logical calls answered from the cache by a caller's own entry.
+
+        A caller that caches a result derived from many calls (the judges' whole
+        judgement of a case) reports them here, so the totals say what a run that
+        replayed each call would say.
+        """
+        self.stats.calls += calls
+        for _ in range(calls):
+            self.stats.record_hit(priced)
+
     def _admit(self) -> None:
         if self.admit is not None:
             self.admit()

@@ -21,7 +21,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 
 from pytest_ragproof.errors import LLMConfigError
-from pytest_ragproof.llm.cache import cache_key
+from pytest_ragproof.llm.cache import cache_key, canonical_json
 from pytest_ragproof.llm.config import LLMConfig
 from pytest_ragproof.llm.stats import Usage, add_cost
 
@@ -124,6 +124,7 @@ def build_request(
         messages=msgs,
         params=call_params,
         schema=schema_json,
+        schema_text=schema_key_text(schema) if schema is not None else None,
     )
     return Request(key, msgs, call_params, schema_json)
 
@@ -149,6 +150,12 @@ def structured_call(
 def schema_of(schema: type[BaseModel]) -> dict[str, Any]:
     """The JSON schema of ``schema``, made once (it costs more than a cache hit)."""
     return schema.model_json_schema()
+
+
+@functools.cache
+def schema_key_text(schema: type[BaseModel]) -> str:
+    """The canonical text of ``schema_of(schema)`` in cache keys, made once."""
+    return canonical_json(schema_of(schema))
 
 
 def estimate_tokens(content: str | Sequence[Message]) -> int:

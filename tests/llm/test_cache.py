@@ -57,6 +57,49 @@ def test_key_is_stable_and_covers_every_input() -> None:
     assert len({base, *variants}) == 1 + len(variants)
 
 
+def test_key_is_the_hash_of_the_whole_request_as_canonical_json() -> None:
+    # The key is written part by part; it must stay the hash of the whole object (the
+    # format docs/llm.md describes), or every cache written before would miss.
+    import json
+
+    import xxhash
+
+    from pytest_ragproof.llm.cache import canonical_json
+
+    parts: dict[str, object] = {
+        "model": "openai/m",
+        "prompt_version": "judge.faithfulness.verdicts/3",
+        "messages": [
+            {"role": "system", "content": "Juge « strict »\n\tcontexte"},
+            {"content": "où? 🙂", "role": "user"},
+        ],
+        "params": {"temperature": 0.0, "seed": 0, "extra": {"b": [1, 2], "a": None}},
+        "schema": {"type": "object", "properties": {"z": {}, "a": {"type": "string"}}},
+    }
+    whole = json.dumps(
+        parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+    expected = xxhash.xxh3_128_hexdigest(b"ragproof.llm.key/1\x00" + whole.encode("utf-8"))
+    assert cache_key(**parts) == expected  # type: ignore[arg-type]
+    text = canonical_json(parts["schema"])
+    assert cache_key(**parts, schema_text=text) == expected  # type: ignore[arg-type]
+    assert _key(schema=None) == xxhash.xxh3_128_hexdigest(
+        b"ragproof.llm.key/1\x00"
+        + json.dumps(
+            {**{k: v for k, v in parts.items() if k != "schema"}, "schema": None}
+            | {
+                "model": "openai/m",
+                "prompt_version": "v1",
+                "messages": [{"role": "user", "content": "hi"}],
+                "params": {"temperature": 0},
+            },
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+        ).encode("utf-8")
+    )
+
+
 def test_entries_round_trip_in_one_file(tmp_path: Path) -> None:
     cache = ResponseCache(tmp_path / "c")
     assert cache.get(_key()) is None
@@ -331,7 +374,11 @@ CACHED_RUN = textwrap.dedent(
 def test_cached_rerun_makes_no_request_and_never_imports_litellm(
     llm_stub: StubServer, make_client: MakeClient
 ) -> None:
-    llm_stub.script(reply(QA_JSON), reply("plain"))
+    # The two calls run concurrently and may arrive in either order: each is answered
+    # by what it asks for (the structured one carries a schema), not by arrival order.
+    llm_stub.set_handler(
+        lambda body: reply(QA_JSON if "response_format" in body or "JSON" in str(body) else "plain")
+    )
     client = make_client()
     client.run_batch(
         [
