@@ -30,7 +30,7 @@ from pytest_ragproof.labels import (
     label_for,
 )
 from pytest_ragproof.review.app import Area
-from pytest_ragproof.review.html import Html, join, tag
+from pytest_ragproof.review.html import Html, join, table, tag
 from pytest_ragproof.review.layout import (
     APP_KEY,
     NavItem,
@@ -149,27 +149,17 @@ async def list_page(request: Request) -> Response:
             progress(done, total, "judged case(s) reviewed"),
             _label_summary(review, snapshot),
             _filters(snapshot, show, None),
-            tag(
-                "table",
-                tag(
-                    "thead",
-                    tag(
-                        "tr",
-                        [
-                            tag("th", t)
-                            for t in (
-                                "case",
-                                "pipeline",
-                                "kind",
-                                "status",
-                                "judged",
-                                "your labels",
-                                "people ≠ judge",
-                            )
-                        ],
-                    ),
+            table(
+                (
+                    "case",
+                    "pipeline",
+                    "kind",
+                    "status",
+                    "judged",
+                    "your labels",
+                    "people ≠ judge",
                 ),
-                tag("tbody", rows),
+                rows,
                 class_="list",
                 id="cases",
             ),

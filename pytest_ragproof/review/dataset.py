@@ -20,7 +20,7 @@ from starlette.routing import Route
 from pytest_ragproof.corpus.types import Corpus, Document
 from pytest_ragproof.errors import DatasetError
 from pytest_ragproof.review.app import Area
-from pytest_ragproof.review.html import Html, join, tag
+from pytest_ragproof.review.html import Html, join, table, tag
 from pytest_ragproof.review.layout import (
     APP_KEY,
     NavItem,
@@ -114,20 +114,8 @@ async def list_page(request: Request) -> Response:
                 class_="muted",
             ),
             _corpus_note(review),
-            tag(
-                "table",
-                tag(
-                    "thead",
-                    tag(
-                        "tr",
-                        [
-                            tag("th", t)
-                            for t in ("case", "kind", "type", "status", "confidence", "question")
-                        ],
-                    ),
-                ),
-                tag("tbody", rows),
-                class_="list",
+            table(
+                ("case", "kind", "type", "status", "confidence", "question"), rows, class_="list"
             ),
         ]
     )

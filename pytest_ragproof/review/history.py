@@ -47,7 +47,7 @@ from pytest_ragproof.history.queries import (
 )
 from pytest_ragproof.reporting.svg import DeltaRow, TrendMark, delta_chart, trend_chart
 from pytest_ragproof.review.app import Area
-from pytest_ragproof.review.html import Html, join, tag
+from pytest_ragproof.review.html import Html, join, table, tag, th
 from pytest_ragproof.review.layout import APP_KEY, NavItem, message, page
 
 if TYPE_CHECKING:
@@ -206,12 +206,7 @@ def runs_page(request: Request) -> Response:
             if trends
             else tag("p", "No headline or gated metric in these runs.", class_="muted"),
             tag("h2", "Every run"),
-            tag(
-                "table",
-                tag("thead", tag("tr", [tag("th", h) for h in headers])),
-                tag("tbody", rows),
-                id="runs",
-            ),
+            table(headers, rows, id="runs"),
         ]
     )
     return page(request, title="Runs", area=AREA, body=body)
@@ -352,20 +347,7 @@ def run_page(request: Request) -> Response:
             tag("table", [tag("tr", tag("th", k), tag("td", v)) for k, v in facts], class_="facts"),
             tag("p", tag("a", "compare with the run before", href=f"/compare?a=&b={run.run_id}")),
             tag("h2", "Gates")
-            + tag(
-                "table",
-                tag(
-                    "thead",
-                    tag(
-                        "tr",
-                        [
-                            tag("th", h)
-                            for h in ("pipeline", "selector", "metric", "mean", "bound", "verdict")
-                        ],
-                    ),
-                ),
-                tag("tbody", gates),
-            )
+            + table(("pipeline", "selector", "metric", "mean", "bound", "verdict"), gates)
             if gates
             else Html(""),
             tag("h2", "Cases"),
@@ -376,18 +358,17 @@ def run_page(request: Request) -> Response:
                 class_="muted",
                 id="case-count",
             ),
-            tag(
-                "table",
-                tag(
-                    "thead",
-                    tag(
-                        "tr",
-                        [tag("th", h) for h in ("case", "pipeline", "kind", "type", "status")],
-                        [tag("th", m, class_="num") for m in metrics],
-                        tag("th", "failed thresholds / error"),
-                    ),
-                ),
-                tag("tbody", rows),
+            table(
+                [
+                    "case",
+                    "pipeline",
+                    "kind",
+                    "type",
+                    "status",
+                    *(th(m, class_="num") for m in metrics),
+                    "failed thresholds / error",
+                ],
+                rows,
                 id="cases",
             ),
         ]
@@ -587,54 +568,34 @@ def compare_page(request: Request) -> Response:
             tag("pre", "\n".join(result.lines), class_="lines", id="verdict-lines"),
             tag("h2", "Per-metric changes (B − A)"),
             tag("figure", chart, id="deltas"),
-            tag(
-                "table",
-                tag(
-                    "thead",
-                    tag(
-                        "tr",
-                        [
-                            tag("th", h)
-                            for h in (
-                                "pipeline",
-                                "metric",
-                                "paired n",
-                                "A",
-                                "B",
-                                "delta",
-                                "95% interval",
-                                "test",
-                                "p",
-                                "verdict",
-                            )
-                        ],
-                    ),
+            table(
+                (
+                    "pipeline",
+                    "metric",
+                    "paired n",
+                    "A",
+                    "B",
+                    "delta",
+                    "95% interval",
+                    "test",
+                    "p",
+                    "verdict",
                 ),
-                tag("tbody", table_rows),
+                table_rows,
                 id="metric-changes",
             ),
             tag("h2", f"Cases that differ ({len(result.cases)})"),
-            tag(
-                "table",
-                tag(
-                    "thead",
-                    tag(
-                        "tr",
-                        [
-                            tag("th", h)
-                            for h in (
-                                "case",
-                                "pipeline",
-                                "kind",
-                                "A",
-                                "B",
-                                "A: answer, scores",
-                                "B: answer, scores",
-                            )
-                        ],
-                    ),
+            table(
+                (
+                    "case",
+                    "pipeline",
+                    "kind",
+                    "A",
+                    "B",
+                    "A: answer, scores",
+                    "B: answer, scores",
                 ),
-                tag("tbody", case_rows),
+                case_rows,
                 id="case-changes",
             )
             if case_rows
