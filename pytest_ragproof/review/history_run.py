@@ -157,8 +157,13 @@ def run_page(request: Request) -> Response:
             tag("h1", f"Run {run.run_id}"),
             tag("table", [tag("tr", tag("th", k), tag("td", v)) for k, v in facts], class_="facts"),
             tag("p", tag("a", "compare with the run before", href=f"/compare?a=&b={run.run_id}")),
-            tag("h2", "Gates")
-            + table(("pipeline", "selector", "metric", "mean", "bound", "verdict"), gates)
+            # join, not +: str + str is a plain str, which join would escape as text
+            join(
+                [
+                    tag("h2", "Gates"),
+                    table(("pipeline", "selector", "metric", "mean", "bound", "verdict"), gates),
+                ]
+            )
             if gates
             else Html(""),
             tag("h2", "Cases"),
