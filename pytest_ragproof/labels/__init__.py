@@ -18,9 +18,7 @@ from pytest_ragproof.labels.agreement import (
     Disagreement,
     JudgeFigures,
     MetricAgreement,
-    PeopleAgreement,
     agreement,
-    people_agreement,
 )
 from pytest_ragproof.labels.cases import (
     BINARY_METRICS,
@@ -48,6 +46,7 @@ from pytest_ragproof.labels.model import (
     LabelKey,
     now,
 )
+from pytest_ragproof.labels.people import PeopleAgreement, people_agreement
 from pytest_ragproof.labels.state import (
     STALE_REASONS,
     LabelState,

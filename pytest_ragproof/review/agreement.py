@@ -16,7 +16,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from pytest_ragproof.review.app import Area
-from pytest_ragproof.review.html import Html, join, tag
+from pytest_ragproof.review.html import Html, join, table, tag
 from pytest_ragproof.review.layout import APP_KEY, NavItem, page
 from pytest_ragproof.review.results import ResultsReview
 
@@ -88,9 +88,7 @@ async def agreement_page(request: Request) -> Response:
     sections: list[Html] = []
     for m in report.metrics:
         columns = BINARY if m.judge.labels == "binary" else GRADED
-        head = tag(
-            "tr", tag("th", "reviewer"), tag("th", "items"), [tag("th", t) for _, t in columns]
-        )
+        headers = ["reviewer", "items", *(t for _, t in columns)]
         rows = [
             tag(
                 "tr",
@@ -138,7 +136,7 @@ async def agreement_page(request: Request) -> Response:
                         class_="badge",
                     ),
                 ),
-                tag("table", tag("thead", head), tag("tbody", rows), class_="figures"),
+                table(headers, rows, class_="figures"),
                 join(extra),
                 data_metric=m.metric,
             )
@@ -175,26 +173,9 @@ async def agreement_page(request: Request) -> Response:
             join(sections) if sections else tag("p", "no fresh label yet", class_="note"),
             tag("h2", f"Disagreements ({len(disagreements)})"),
             (
-                tag(
-                    "table",
-                    tag(
-                        "thead",
-                        tag(
-                            "tr",
-                            [
-                                tag("th", t)
-                                for t in (
-                                    "case",
-                                    "pipeline",
-                                    "metric",
-                                    "judge",
-                                    "person",
-                                    "reviewer",
-                                )
-                            ],
-                        ),
-                    ),
-                    tag("tbody", disagreements),
+                table(
+                    ("case", "pipeline", "metric", "judge", "person", "reviewer"),
+                    disagreements,
                     id="disagreements",
                 )
                 if disagreements

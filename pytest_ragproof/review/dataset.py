@@ -4,25 +4,35 @@ Routes: ``/dataset`` (the list), ``/dataset/{n}`` (one case, 1-based), and the w
 ``POST /dataset/{n}/decide`` (approve or reject) and ``POST /dataset/{n}/edit``.
 Every write goes to the reviewed file (:mod:`.reviewed`), then to the next case.
 Keys: ``a`` approve, ``r`` reject, ``e`` edit, ``j``/``k`` (or arrows) next/previous.
+
+This module builds the list and the case page and lists the routes; the source span
+and provenance come from :mod:`.dataset_source`, the writes from :mod:`.dataset_writes`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
 
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
-from pytest_ragproof.corpus.types import Corpus, Document
-from pytest_ragproof.errors import DatasetError
 from pytest_ragproof.review.app import Area
-from pytest_ragproof.review.html import Html, join, tag
+from pytest_ragproof.review.dataset_common import (
+    AREA,
+    DatasetReview,
+    dataset_href,
+    order_of,
+    provenance_of,
+    review_of,
+    show_of,
+)
+from pytest_ragproof.review.dataset_source import corpus_note, provenance_table, source_of
+from pytest_ragproof.review.dataset_writes import decide as post_decide
+from pytest_ragproof.review.dataset_writes import edit as post_edit
+from pytest_ragproof.review.html import Html, join, table, tag
 from pytest_ragproof.review.layout import (
-    APP_KEY,
     NavItem,
     hidden_token,
     keys,
@@ -31,52 +41,8 @@ from pytest_ragproof.review.layout import (
     progress,
     steps,
 )
-from pytest_ragproof.review.reviewed import Decision, ReviewedFile, now
 
 __all__ = ["DatasetReview", "dataset_area"]
-
-WINDOW = 1500  # characters of the document shown on each side of the span
-AREA = "dataset"
-
-
-@dataclass
-class DatasetReview:
-    """The reviewed file and, when given, the corpus the cases were generated from."""
-
-    reviewed: ReviewedFile
-    corpus: Corpus | None = None
-
-    def document(self, doc_id: str) -> Document | None:
-        if self.corpus is None:
-            return None
-        return next((d for d in self.corpus.documents if d.id == doc_id), None)
-
-
-def _provenance_of(record: Mapping[str, Any]) -> Mapping[str, Any]:
-    provenance = record.get("provenance")
-    return provenance if isinstance(provenance, Mapping) else {}
-
-
-def _review(request: Request) -> DatasetReview:
-    review: DatasetReview = request.app.state.dataset_review
-    return review
-
-
-def _order(review: DatasetReview, show: str) -> list[int]:
-    """0-based indexes of the cases the filter shows."""
-    n = len(review.reviewed)
-    if show == "pending":
-        return [i for i in range(n) if review.reviewed.status(i) == "pending"]
-    return list(range(n))
-
-
-def _href(n: int, show: str) -> str:
-    return f"/dataset/{n}" + (f"?{urlencode({'show': show})}" if show != "all" else "")
-
-
-def _show(request: Request) -> str:
-    show = request.query_params.get("show", "all")
-    return show if show in ("all", "pending") else "all"
 
 
 def _status_badge(status: str) -> Html:
@@ -84,15 +50,15 @@ def _status_badge(status: str) -> Html:
 
 
 async def list_page(request: Request) -> Response:
-    review = _review(request)
+    review = review_of(request)
     reviewed = review.reviewed
     rows = []
     for i, record in enumerate(reviewed.records):
-        provenance = _provenance_of(record)
+        provenance = provenance_of(record)
         rows.append(
             tag(
                 "tr",
-                tag("td", tag("a", record["id"], href=_href(i + 1, "all"))),
+                tag("td", tag("a", record["id"], href=dataset_href(i + 1, "all"))),
                 tag("td", record.get("kind")),
                 tag("td", record.get("question_type")),
                 tag("td", _status_badge(reviewed.status(i))),
@@ -113,21 +79,9 @@ async def list_page(request: Request) -> Response:
                 ", ".join(f"{n} {s}" for s, n in counts.items()),
                 class_="muted",
             ),
-            _corpus_note(review),
-            tag(
-                "table",
-                tag(
-                    "thead",
-                    tag(
-                        "tr",
-                        [
-                            tag("th", t)
-                            for t in ("case", "kind", "type", "status", "confidence", "question")
-                        ],
-                    ),
-                ),
-                tag("tbody", rows),
-                class_="list",
+            corpus_note(review),
+            table(
+                ("case", "kind", "type", "status", "confidence", "question"), rows, class_="list"
             ),
         ]
     )
@@ -139,127 +93,10 @@ def _confidence(provenance: Mapping[str, Any]) -> str:
     return f"{value:.2f}" if isinstance(value, int | float) else "–"
 
 
-def _corpus_note(review: DatasetReview) -> Html:
-    if review.corpus is None:
-        return tag(
-            "p",
-            "The corpus was not given (--corpus PATH): source spans are shown as "
-            "document, chunk and offsets only.",
-            class_="note",
-            id="no-corpus",
-        )
-    return Html("")
-
-
-def _source(review: DatasetReview, provenance: Mapping[str, Any]) -> Html:
-    doc_id = provenance.get("document_id")
-    span = provenance.get("span")
-    where = tag(
-        "p",
-        "document ",
-        tag("code", doc_id),
-        " · chunk ",
-        tag("code", provenance.get("chunk_id") or "–"),
-        " · span ",
-        tag(
-            "code", f"[{span[0]}, {span[1]})" if isinstance(span, list) and len(span) == 2 else "–"
-        ),
-        class_="muted",
-    )
-    if review.corpus is None:
-        return join([where, _corpus_note(review)])
-    document = review.document(str(doc_id)) if doc_id else None
-    if document is None:
-        return join(
-            [
-                where,
-                tag(
-                    "p",
-                    f"document {doc_id} is not in the corpus given ({review.corpus.root})",
-                    class_="note",
-                ),
-            ]
-        )
-    text = document.text
-    if not (isinstance(span, list) and len(span) == 2 and 0 <= span[0] <= span[1] <= len(text)):
-        return join([where, tag("p", "the span is outside this document's text", class_="note")])
-    start, end = int(span[0]), int(span[1])
-    left = max(0, start - WINDOW)
-    right = min(len(text), end + WINDOW)
-    return join(
-        [
-            where,
-            tag(
-                "pre",
-                "…" if left > 0 else "",
-                text[left:start],
-                tag("mark", text[start:end], id="span"),
-                text[end:right],
-                "…" if right < len(text) else "",
-                class_="document",
-            ),
-        ]
-    )
-
-
-def _provenance(provenance: Mapping[str, Any]) -> Html:
-    rows = []
-    for name in (
-        "document_id",
-        "chunk_id",
-        "span",
-        "confidence",
-        "model",
-        "prompt_version",
-        "generator_version",
-        "seed",
-        "usage",
-    ):
-        if name in provenance:
-            value = provenance[name]
-            shown = (
-                ", ".join(f"{k} {v}" for k, v in value.items())
-                if isinstance(value, dict)
-                else str(value)
-            )
-            rows.append(tag("tr", tag("th", name), tag("td", shown)))
-    edits = provenance.get("edits") or []
-    history = Html("")
-    if edits:
-        history = join(
-            [
-                tag("h3", "Edits"),
-                tag(
-                    "table",
-                    tag("tr", [tag("th", t) for t in ("field", "before", "reviewer", "time")]),
-                    [
-                        tag(
-                            "tr",
-                            tag("td", e.get("field")),
-                            tag("td", _value(e.get("before")), class_="text"),
-                            tag("td", e.get("reviewer")),
-                            tag("td", e.get("time")),
-                        )
-                        for e in edits
-                        if isinstance(e, dict)
-                    ],
-                    class_="edits",
-                ),
-            ]
-        )
-    return join([tag("table", rows, class_="provenance"), history])
-
-
-def _value(value: Any) -> str:
-    if isinstance(value, list):
-        return ", ".join(str(v) for v in value)
-    return "" if value is None else str(value)
-
-
 async def case_page(request: Request) -> Response:
-    review = _review(request)
+    review = review_of(request)
     reviewed = review.reviewed
-    show = _show(request)
+    show = show_of(request)
     n = request.path_params["n"]
     if not 1 <= n <= len(reviewed):
         return message(
@@ -271,14 +108,14 @@ async def case_page(request: Request) -> Response:
         )
     index = n - 1
     record = reviewed.records[index]
-    order = _order(review, show)
+    order = order_of(review, show)
     position = order.index(index) if index in order else None
     prev_n = order[position - 1] + 1 if position is not None and position > 0 else None
     if position is not None:
         next_n = order[position + 1] + 1 if position + 1 < len(order) else None
     else:
         next_n = next((i + 1 for i in order if i > index), None)
-    provenance = _provenance_of(record)
+    provenance = provenance_of(record)
     status = reviewed.status(index)
     token = hidden_token(request)
     history = record.get("conversation_history") or []
@@ -401,19 +238,21 @@ async def case_page(request: Request) -> Response:
             tag(
                 "div",
                 tag("section", fields, class_="fields"),
-                tag("section", tag("h2", "Provenance"), _provenance(provenance), class_="side"),
+                tag(
+                    "section", tag("h2", "Provenance"), provenance_table(provenance), class_="side"
+                ),
                 class_="grid",
             ),
             tag("h2", "Source span"),
-            _source(review, provenance),
+            source_of(review, provenance),
         ]
     )
     section = tag(
         "div",
         body,
         class_="review dataset",
-        data_prev=_href(prev_n, show) if prev_n else None,
-        data_next=_href(next_n, show) if next_n else None,
+        data_prev=dataset_href(prev_n, show) if prev_n else None,
+        data_next=dataset_href(next_n, show) if next_n else None,
     )
     return page(request, title=f"{record['id']} · dataset review", area=AREA, body=section)
 
@@ -424,14 +263,17 @@ def _pager(n: int, total: int, prev_n: int | None, next_n: int | None, show: str
         steps(
             n,
             total,
-            _href(prev_n, show) if prev_n else None,
-            _href(next_n, show) if next_n else None,
+            dataset_href(prev_n, show) if prev_n else None,
+            dataset_href(next_n, show) if next_n else None,
         ),
         " · show: ",
-        tag("a", "all", href=_href(n, "all"), class_="active" if show == "all" else None),
+        tag("a", "all", href=dataset_href(n, "all"), class_="active" if show == "all" else None),
         " ",
         tag(
-            "a", "pending", href=_href(n, "pending"), class_="active" if show == "pending" else None
+            "a",
+            "pending",
+            href=dataset_href(n, "pending"),
+            class_="active" if show == "pending" else None,
         ),
         " · ",
         tag("a", "list", href="/dataset"),
@@ -439,92 +281,13 @@ def _pager(n: int, total: int, prev_n: int | None, next_n: int | None, show: str
     )
 
 
-def _after(request: Request, review: DatasetReview, index: int, show: str) -> Response:
-    """Where a decision leads: the next case the filter shows, else the list."""
-    order = _order(review, show)
-    following = [i for i in order if i > index] or [i for i in order if i != index]
-    target = _href(following[0] + 1, show) if following else "/dataset"
-    return RedirectResponse(target, status_code=303)
-
-
-def _writes(request: Request) -> tuple[DatasetReview, int, str] | Response:
-    from pytest_ragproof.review.security import form_of
-
-    review = _review(request)
-    n = request.path_params["n"]
-    if not 1 <= n <= len(review.reviewed):
-        return message(
-            request,
-            "No such case",
-            f"there are {len(review.reviewed)} case(s)",
-            area=AREA,
-            status_code=404,
-        )
-    show = form_of(request).get("show", "all")
-    return review, n - 1, show if show in ("all", "pending") else "all"
-
-
-async def decide(request: Request) -> Response:
-    from pytest_ragproof.review.security import form_of
-
-    found = _writes(request)
-    if isinstance(found, Response):
-        return found
-    review, index, show = found
-    status = form_of(request).get("status", "")
-    if status not in ("approved", "rejected", "pending"):
-        return message(
-            request,
-            "Bad request",
-            "status must be approved, rejected or pending",
-            area=AREA,
-            status_code=400,
-        )
-    reviewer = getattr(request.app.state, APP_KEY).reviewer
-    try:
-        review.reviewed.decide(index, Decision(status), reviewer=reviewer, time=now())
-    except DatasetError as exc:
-        return message(request, "Not saved", str(exc), area=AREA, status_code=400)
-    return _after(request, review, index, show)
-
-
-async def edit(request: Request) -> Response:
-    from pytest_ragproof.review.security import form_of
-
-    found = _writes(request)
-    if isinstance(found, Response):
-        return found
-    review, index, show = found
-    form = form_of(request)
-    edits: dict[str, Any] = {}
-    for name in ("question", "expected_answer"):
-        if name in form:
-            edits[name] = form[name].replace("\r\n", "\n").strip()
-    if "expected_source_ids" in form:
-        edits["expected_source_ids"] = [
-            line.strip() for line in form["expected_source_ids"].splitlines() if line.strip()
-        ]
-    record = review.reviewed.records[index]
-    for name in ("expected_answer",):
-        if edits.get(name) == "" and record.get(name) is None:
-            edits[name] = None
-    if edits.get("expected_source_ids") == [] and not record.get("expected_source_ids"):
-        edits["expected_source_ids"] = record.get("expected_source_ids")
-    reviewer = getattr(request.app.state, APP_KEY).reviewer
-    try:
-        review.reviewed.decide(index, Decision("approved", edits), reviewer=reviewer, time=now())
-    except DatasetError as exc:
-        return message(request, "Not saved", str(exc), area=AREA, status_code=400)
-    return _after(request, review, index, show)
-
-
 def dataset_area(review: DatasetReview) -> Area:
     """The dataset review area over ``review`` (kept as ``app.state.dataset_review``)."""
     routes = [
         Route("/dataset", list_page),
         Route("/dataset/{n:int}", case_page),
-        Route("/dataset/{n:int}/decide", decide, methods=["POST"]),
-        Route("/dataset/{n:int}/edit", edit, methods=["POST"]),
+        Route("/dataset/{n:int}/decide", post_decide, methods=["POST"]),
+        Route("/dataset/{n:int}/edit", post_edit, methods=["POST"]),
     ]
     first_pending = next(
         (i + 1 for i in range(len(review.reviewed)) if review.reviewed.status(i) == "pending"), 1

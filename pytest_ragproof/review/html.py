@@ -10,7 +10,7 @@ from __future__ import annotations
 import html as _html
 from collections.abc import Iterable, Mapping
 
-__all__ = ["Html", "Node", "attrs", "h", "join", "tag"]
+__all__ = ["Html", "Node", "Th", "attrs", "h", "join", "table", "tag", "th"]
 
 
 class Html(str):
@@ -70,3 +70,30 @@ def tag(
         else:
             body.extend(h(c) for c in child)
     return Html(f"{opening}{''.join(body)}</{element}>")
+
+
+class Th(Html):
+    """A header cell already made by :func:`th`: :func:`table` puts it in the head as is."""
+
+    __slots__ = ()
+
+
+def th(label: Node, /, **attributes: str | int | float | bool | None) -> Th:
+    """A header cell with attributes (``th("mean", class_="num")``) for :func:`table`."""
+    return Th(tag("th", label, **attributes))
+
+
+def table(
+    headers: Iterable[Node],
+    rows: Iterable[Html],
+    /,
+    **attributes: str | int | float | bool | None,
+) -> Html:
+    """``<table attrs><thead><tr><th>…</th>…</tr></thead><tbody>rows</tbody></table>``.
+
+    Each header is escaped into a ``<th>`` unless it is a :class:`Th` (made by :func:`th`,
+    for a header with attributes); ``rows`` are the ``<tr>`` markup of the body, made with
+    :func:`tag`. Attributes are written as :func:`tag` writes them.
+    """
+    head = tag("tr", [c if isinstance(c, Th) else tag("th", c) for c in headers])
+    return tag("table", tag("thead", head), tag("tbody", rows), **attributes)

@@ -113,6 +113,15 @@ def test_run_page_filters_cases_and_links_to_the_store(client: Any, history: His
     assert client.get("/runs/nope").status_code == 404
 
 
+def test_run_page_draws_its_gates_as_a_table(client: Any, history: History) -> None:
+    html = client.get(f"/runs/{history.ids[-1]}").text
+    assert "&lt;table" not in html and "&lt;h2" not in html  # never markup shown as text
+    gates = html.split("<h2>Gates</h2>", 1)[1].split("</table>", 1)[0]
+    head = re.findall(r"<th>([^<]*)</th>", gates)
+    assert head == ["pipeline", "selector", "metric", "mean", "bound", "verdict"]
+    assert "<tbody><tr><td>" in gates
+
+
 def test_compare_page_gives_deltas_p_values_and_case_differences(
     client: Any, history: History
 ) -> None:
