@@ -1,11 +1,8 @@
 """The LLM response cache: one SQLite file, shared by processes, checked entry by entry.
 
-Layout: ``<cache dir>/llm-cache.sqlite3``, a table of (key, value, checksum) where
-``key`` is the xxh3_128 hex digest of a canonical JSON of (model, prompt version,
-messages, parameters, response schema), ``value`` a small JSON of the completion text,
-its token usage and whether litellm knew its price, and ``checksum`` the xxh3_64 of
-key and value. Structured calls store only replies that validated (see
-:mod:`pytest_ragproof.llm.client`).
+Layout: ``<cache dir>/llm-cache.sqlite3``, a table of (key, value, checksum); what
+each is lives in :mod:`pytest_ragproof.llm.entries` (re-exported here). Structured
+calls store only replies that validated (see :mod:`pytest_ragproof.llm.client`).
 
 Sharing: the store runs in SQLite's WAL mode, so readers never wait for a writer and
 xdist workers, parallel processes and CI jobs that restored the same cache can use it
@@ -24,11 +21,8 @@ and a new store is started. A SQLite database that is not a ragproof cache (no
 ``ragproof.llmcache/2`` marker) is never touched: the cache is off for the run, with
 a note.
 
-Migration: a cache folder of the one-file-per-entry layout of earlier versions
-(``<dir>/<k[0:2]>/<k[2:4]>/<k>.json``) is imported on first use; each imported (or
-unreadable) entry file is then removed, and the shard folders once empty, so the
-migration happens once and the folder ends up holding the one file. Files of any
-other name are left alone.
+Migration: a cache folder of the one-file-per-entry layout of earlier versions is
+imported on first use (:mod:`pytest_ragproof.llm.legacy`).
 
 This module must never import litellm: a fully cached run does not pay for it.
 API keys, headers and the API base never enter keys or files.
@@ -38,17 +32,43 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import json
 import os
 import threading
 import time
 import weakref
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import xxhash
+from pytest_ragproof.llm.entries import (
+    STORE_NAME,
+    CachedResponse,
+    cache_key,
+    canonical_json,
+    decode_entry,
+    encode_entry,
+    entry_checksum,
+)
+from pytest_ragproof.llm.legacy import LEGACY_FORMAT, has_folder_cache, import_folder
+
+__all__ = [
+    "BUSY_RETRIES",
+    "BUSY_TIMEOUT_S",
+    "CACHE_ENV",
+    "DEFAULT_DIR",
+    "LEGACY_FORMAT",
+    "STORE_FORMAT",
+    "STORE_NAME",
+    "CachedResponse",
+    "ResponseCache",
+    "add_cache_arguments",
+    "cache_from_args",
+    "cache_key",
+    "canonical_json",
+    "decode_entry",
+    "encode_entry",
+    "entry_checksum",
+    "resolve_cache_dir",
+]
 
 if TYPE_CHECKING:  # argparse is only needed by CLIs, which import it themselves
     import argparse
@@ -56,12 +76,7 @@ if TYPE_CHECKING:  # argparse is only needed by CLIs, which import it themselves
 
 CACHE_ENV = "RAGPROOF_CACHE_DIR"
 DEFAULT_DIR = ".ragproof_cache"
-STORE_NAME = "llm-cache.sqlite3"
 STORE_FORMAT = "ragproof.llmcache/2"
-#: The entry format of the one-file-per-entry folder cache, read by the migration.
-LEGACY_FORMAT = "ragproof.llmcache/1"
-_KEY_DOMAIN = b"ragproof.llm.key/1\x00"
-_SUM_DOMAIN = b"ragproof.llm.entry/2\x00"
 
 #: How long one statement waits for another process's write lock (SQLite's busy
 #: handler), and how often a still-busy write is tried again before it is dropped.
@@ -70,103 +85,12 @@ BUSY_RETRIES = 5
 
 # SQLite's primary result codes (``sqlite3.Error.sqlite_errorcode & 0xFF``).
 _SQLITE_BUSY, _SQLITE_LOCKED, _SQLITE_CORRUPT, _SQLITE_NOTADB = 5, 6, 11, 26
-_HEX = frozenset("0123456789abcdef")
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
     "CREATE TABLE IF NOT EXISTS entries ("
     "key TEXT PRIMARY KEY, value BLOB NOT NULL, checksum INTEGER NOT NULL) WITHOUT ROWID",
 )
-
-
-@dataclass(frozen=True)
-class CachedResponse:
-    """What a cache entry holds: the completion text and what it cost in tokens.
-
-    ``priced`` says whether litellm knew the price of the call that made the entry
-    (None for entries written before this was recorded): a cached re-run reports
-    the cost the same way as the run that paid for it.
-    """
-
-    text: str | None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    priced: bool | None = None
-
-
-def cache_key(
-    *,
-    model: str,
-    prompt_version: str,
-    messages: Sequence[Mapping[str, Any]],
-    params: Mapping[str, Any],
-    schema: Mapping[str, Any] | None,
-    schema_text: str | None = None,
-) -> str:
-    """The hex key of one request. Callers pass only non-secret parameters.
-
-    The key hashes the canonical JSON (:func:`canonical_json`) of ``{"messages",
-    "model", "params", "prompt_version", "schema"}``. It is written part by part in
-    that key order, the same text as dumping the whole object, so that a caller
-    sending one schema many times can pass its canonical text once made
-    (``schema_text``, which must be ``canonical_json(schema)``).
-    """
-    canonical = "".join(
-        (
-            '{"messages":',
-            canonical_json(list(messages)),
-            ',"model":',
-            canonical_json(model),
-            ',"params":',
-            canonical_json(dict(params)),
-            ',"prompt_version":',
-            canonical_json(prompt_version),
-            ',"schema":',
-            canonical_json(schema) if schema_text is None else schema_text,
-            "}",
-        )
-    )
-    return xxhash.xxh3_128_hexdigest(_KEY_DOMAIN + canonical.encode("utf-8"))
-
-
-def canonical_json(value: Any) -> str:
-    """``value`` as the key's JSON: keys sorted at every level, compact, not ASCII-escaped."""
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
-
-
-def entry_checksum(key: str, value: bytes) -> int:
-    """The checksum stored beside an entry: xxh3_64 of key and value, as SQLite's int64."""
-    digest = xxhash.xxh3_64_intdigest(_SUM_DOMAIN + key.encode("ascii") + b"\x00" + value)
-    return digest - (1 << 64) if digest >= 1 << 63 else digest
-
-
-def encode_entry(response: CachedResponse) -> bytes:
-    """The stored value of an entry (compact JSON)."""
-    return json.dumps(
-        [response.text, response.prompt_tokens, response.completion_tokens, response.priced],
-        ensure_ascii=False,
-        separators=(",", ":"),
-    ).encode("utf-8")
-
-
-def decode_entry(value: bytes) -> CachedResponse | None:
-    """The entry a stored value holds, or None when it is not one."""
-    try:
-        decoded = json.loads(value)
-    except ValueError:
-        return None
-    if not isinstance(decoded, list) or len(decoded) != 4:
-        return None
-    text, prompt, completion, priced = decoded
-    if not (text is None or isinstance(text, str)):
-        return None
-    if type(prompt) is not int or type(completion) is not int:
-        return None
-    if priced is not None and not isinstance(priced, bool):
-        return None
-    return CachedResponse(text, prompt, completion, priced)
 
 
 class _Unusable(Exception):
@@ -312,7 +236,7 @@ class ResponseCache:
                 return self._conn
             if self._unusable is not None:
                 return None
-            if not create and not self.path.exists() and not _legacy_shards(self.root):
+            if not create and not self.path.exists() and not has_folder_cache(self.root):
                 return None  # nothing to read yet (another process may create it)
             try:
                 self.root.mkdir(parents=True, exist_ok=True)
@@ -400,78 +324,13 @@ class ResponseCache:
 
     # -- migration of the folder layout -------------------------------------
     def _migrate(self, conn: sqlite3.Connection) -> None:
-        """Import a one-file-per-entry folder cache once, then remove its entry files.
+        """Import a one-file-per-entry folder cache once (see :mod:`.legacy`).
 
         Called with the lock held, before the connection serves anything."""
-        shards = _legacy_shards(self.root)
-        if not shards:
-            return
-        import sqlite3
-
-        rows: list[tuple[str, bytes, int]] = []
-        done: list[Path] = []
-        unreadable = 0
-        for outer in shards:
-            for inner in _hex_dirs(outer):
-                for entry in _scandir(inner):
-                    name = entry.name
-                    path = Path(entry.path)
-                    if name.startswith(".tmp-") and name.endswith(".json"):
-                        done.append(path)  # a write of the old layout that was cut short
-                        continue
-                    key = name[:-5]
-                    if not (
-                        name.endswith(".json")
-                        and len(key) == 32
-                        and set(key) <= _HEX
-                        and key[:2] == outer.name
-                        and key[2:4] == inner.name
-                        and entry.is_file(follow_symlinks=False)
-                    ):
-                        continue  # not ours: left alone
-                    try:
-                        old = _parse_legacy(path.read_bytes(), key)
-                    except OSError:
-                        continue
-                    done.append(path)
-                    if old is None:
-                        unreadable += 1
-                        continue
-                    value = encode_entry(old)
-                    rows.append((key, value, entry_checksum(key, value)))
-        if not done:
-            return  # only files that are not ours: nothing to import, nothing to remove
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                # An entry the store already has is newer than the folder's.
-                conn.executemany("INSERT OR IGNORE INTO entries VALUES (?, ?, ?)", rows)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-        except sqlite3.Error:
-            self._events.append(
-                f"LLM cache {self.root}: the entries of the folder cache could not be imported "
-                "now; they stay in place and are tried again next run"
-            )
-            return
-        for path in done:
-            with contextlib.suppress(OSError):
-                path.unlink()
-        for outer in shards:
-            for inner in _hex_dirs(outer):
-                with contextlib.suppress(OSError):
-                    inner.rmdir()  # only once empty
-            with contextlib.suppress(OSError):
-                outer.rmdir()
-        self.migrated_entries += len(rows)
-        skipped = f", {unreadable} unreadable one(s) dropped" if unreadable else ""
-        self._events.append(
-            f"LLM cache {self.root}: {len(rows)} entr{'y' if len(rows) == 1 else 'ies'} of the "
-            f"folder cache of earlier versions imported into {STORE_NAME}{skipped}; "
-            "their files were removed"
-        )
+        imported, note = import_folder(conn, self.root)
+        self.migrated_entries += imported
+        if note is not None:
+            self._events.append(note)
 
 
 def _prepare(conn: sqlite3.Connection, path: Path) -> None:
@@ -521,51 +380,6 @@ def _is_busy(exc: BaseException) -> bool:
 
 def _pause(attempt: int) -> None:
     time.sleep(min(0.01 * 2**attempt, 0.5))
-
-
-def _scandir(folder: Path | os.DirEntry[str]) -> list[os.DirEntry[str]]:
-    try:
-        with os.scandir(folder) as it:
-            return list(it)
-    except OSError:
-        return []
-
-
-def _hex_dirs(folder: Path) -> list[Path]:
-    return [
-        Path(e.path)
-        for e in _scandir(folder)
-        if len(e.name) == 2 and set(e.name) <= _HEX and e.is_dir(follow_symlinks=False)
-    ]
-
-
-def _legacy_shards(root: Path) -> list[Path]:
-    """The ``<k[0:2]>`` folders of a one-file-per-entry cache in ``root`` (usually none)."""
-    return _hex_dirs(root)
-
-
-def _parse_legacy(raw: bytes, key: str) -> CachedResponse | None:
-    """An entry file of the folder layout (``ragproof.llmcache/1``), or None."""
-    try:
-        entry = json.loads(raw)
-    except ValueError:
-        return None
-    if not isinstance(entry, dict) or entry.get("format") != LEGACY_FORMAT:
-        return None
-    if entry.get("key") != key:
-        return None
-    text = entry.get("text")
-    usage = entry.get("usage")
-    if not (text is None or isinstance(text, str)) or not isinstance(usage, dict):
-        return None
-    prompt = usage.get("prompt_tokens")
-    completion = usage.get("completion_tokens")
-    if type(prompt) is not int or type(completion) is not int:
-        return None
-    priced = entry.get("priced")
-    if priced is not None and not isinstance(priced, bool):
-        return None
-    return CachedResponse(text, prompt, completion, priced)
 
 
 def resolve_cache_dir(cache_dir: str | os.PathLike[str] | None = None) -> Path:
