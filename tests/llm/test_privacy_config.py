@@ -202,3 +202,28 @@ def test_a_rejected_key_names_the_fix(llm_stub: StubServer, make_client: MakeCli
         asyncio.run(client.structured(MESSAGES, QA, prompt_version="p-1"))
     assert len(llm_stub.requests) == 1  # a 401 is not retried
     assert SECRET not in _all_text_of(info.value)
+
+
+def test_litellm_redacts_our_messages_exactly_while_a_callback_could_log_them(
+    llm_stub: StubServer, make_client: MakeClient
+) -> None:
+    # litellm's redaction deep-copies every request and reply, so it is on only while
+    # some logging callback is registered (the user's own code may add one).
+    litellm = provider_module.load_litellm()
+    llm_stub.set_handler(lambda body: reply(QA_JSON))
+    client = make_client()
+    asyncio.run(client.structured(MESSAGES, QA, prompt_version="plain"))
+    assert litellm.turn_off_message_logging is False  # nothing can log: nothing to redact
+    lists = provider_module._CALLBACK_LISTS
+    for name in ("callbacks", "success_callback", "_async_success_callback"):
+        # litellm copies a registered callback into its other lists: all are restored.
+        saved = {n: list(getattr(litellm, n, [])) for n in lists}
+        setattr(litellm, name, [lambda *args, **kwargs: None])
+        try:
+            asyncio.run(client.structured(MESSAGES, QA, prompt_version=f"logged-{name}"))
+            assert litellm.turn_off_message_logging is True, name
+        finally:
+            for n, value in saved.items():
+                setattr(litellm, n, value)
+    asyncio.run(client.structured(MESSAGES, QA, prompt_version="plain-again"))
+    assert litellm.turn_off_message_logging is False
