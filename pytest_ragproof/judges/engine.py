@@ -43,7 +43,7 @@ from pytest_ragproof.judges.base import (
     Subject,
     Usage,
 )
-from pytest_ragproof.judges.memo import Memo
+from pytest_ragproof.judges.memo import Hit, Memo
 from pytest_ragproof.judges.prompts import Messages, Step
 from pytest_ragproof.llm.client import LLMClient
 from pytest_ragproof.llm.config import LLMConfig
@@ -232,12 +232,25 @@ class JudgeEngine:
         return self._guard(out, [judge.metric], judge.step, lambda: judge.run(ask, out, subject))
 
     # -- one case -----------------------------------------------------------
-    async def judge(self, x: JudgeInputs) -> CaseJudgement:
-        wanted = [
+    def _wanted(self, x: JudgeInputs) -> list[Judge]:
+        return [
             JUDGE_MODULES[name]
             for name in JUDGE_MODULES
             if name in self.settings.judges and x.kind in JUDGE_KINDS[name]
         ]
+
+    def replay(self, x: JudgeInputs) -> Hit | None:
+        """The stored whole judgement of ``x``, if any (:mod:`.memo`); from any thread.
+
+        Only reads the cache (which is thread-safe): the caller counts the calls it
+        stands for. :meth:`judge` looks here first as well.
+        """
+        if self.memo is None:
+            return None
+        return self.memo.get(self.memo.key(x, [j.metric for j in self._wanted(x)]))
+
+    async def judge(self, x: JudgeInputs) -> CaseJudgement:
+        wanted = self._wanted(x)
         if self.memo is None:
             return await self._judge(x, wanted)
         key = self.memo.key(x, [j.metric for j in wanted])

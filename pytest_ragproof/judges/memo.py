@@ -31,7 +31,7 @@ from pathlib import Path
 from pytest_ragproof.judges.base import CaseJudgement, JudgeInputs
 from pytest_ragproof.llm.cache import CachedResponse, ResponseCache, cache_key
 
-__all__ = ["Memo", "code_digest"]
+__all__ = ["Hit", "Memo", "code_digest"]
 
 #: Reasons for a metric left unjudged that depend on the run, not on the case.
 _RUN_REASONS = frozenset({"budget", "dry_run"})
