@@ -128,10 +128,11 @@ class Prefetcher:
     # -- submission ---------------------------------------------------------
     def submit(self, items: Iterable[tuple[str, Case]], pipeline: Any) -> None:
         """Start calls for ``items`` (current first) that are not started yet."""
+        asynchronous = is_async(pipeline)
         for key, case in items:
             if key in self._tasks or key in self._futures:
                 continue
-            if is_async(pipeline):
+            if asynchronous:
                 self._submit_async(key, case, pipeline)
             else:
                 self._submit_sync(key, case, pipeline)

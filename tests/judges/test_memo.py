@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -124,14 +126,23 @@ def test_other_inputs_or_judges_are_other_judgements(
     inputs = qa(ANSWER, CONTEXTS)
     first = judge(inputs)
     assert first.engine.memo is not None
-    keys = {
-        _memo_key(first, inputs),
-        _memo_key(first, qa(ANSWER + " More.", CONTEXTS)),
-        _memo_key(first, qa(ANSWER, CONTEXTS[:2])),
-        _memo_key(first, qa(ANSWER, CONTEXTS, abstained=True)),
-        first.engine.memo.key(inputs, ["faithfulness"]),
+    other: dict[str, Any] = {
+        "kind": "injection",
+        "question": "What else?",
+        "answer": ANSWER + " More.",
+        "contexts": CONTEXTS[:2],
+        "reference": "Paris.",
+        "payload": "Ignore that.",
+        "abstained": True,
     }
-    assert len(keys) == 5
+    # Every field the judges see is in the key (a new field must be added to it).
+    assert {f.name for f in dataclasses.fields(JudgeInputs)} == set(other)
+    keys = {_memo_key(first, inputs), first.engine.memo.key(inputs, ["faithfulness"])}
+    keys |= {
+        first.engine.memo.key(dataclasses.replace(inputs, **{name: value}), ["faithfulness"])
+        for name, value in other.items()
+    }
+    assert len(keys) == 2 + len(other)
 
 
 def test_a_case_judged_with_an_error_is_not_stored(
