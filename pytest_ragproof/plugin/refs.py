@@ -14,9 +14,6 @@ from pathlib import Path
 import pytest
 
 from pytest_ragproof.dataset.models import Case
-from pytest_ragproof.verdict.record import CaseRecord
-
-RECORD_KEY = pytest.StashKey[CaseRecord]()
 
 
 @dataclass(frozen=True)

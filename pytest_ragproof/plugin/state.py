@@ -128,6 +128,9 @@ class RunState:
         self.history_line: Line | None = None
         self.outcome: RunOutcome | None = None
         self._local: dict[str, CaseRecord] = {}  # serial: a report's record until it is logged
+        # Each running item's record (by node id) until its call is reported: kept off the
+        # item's stash, which one more key makes grow for the rest of the run.
+        self.running: dict[str, CaseRecord] = {}
         # Metrics as user_properties only for the reports that print them (JUnit XML,
         # pytest-reportlog): 30 properties per case are copied into every test report.
         self.properties = bool(
