@@ -16,7 +16,7 @@ import pytest
 from pytest_ragproof.dataset.models import Case
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CaseRef:
     """What a ragproof test item evaluates: a case, for a pipeline, from a dataset file."""
 
