@@ -18,7 +18,7 @@ from pytest_ragproof.execution.execute import Outcome, call_case, finish_case, h
 from pytest_ragproof.execution.repeat import finish_repeats, repeat_keys
 from pytest_ragproof.plugin.refs import case_ref, property_name
 from pytest_ragproof.plugin.state import RunState
-from pytest_ragproof.verdict.record import CaseRecord
+from pytest_ragproof.verdict.record import CaseRecord, sorted_metrics
 
 if TYPE_CHECKING:
     from pytest_ragproof.execution.evaluating import EvaluatorRunner
@@ -162,7 +162,10 @@ class ItemHooks(RunState):
         if local is not None:
             self.records[report.nodeid] = local
         elif data is not None:
-            self.records[report.nodeid] = CaseRecord.from_dict(data)
+            record = CaseRecord.from_dict(data)
+            # Equal values as one object, as in a serial run (they arrive as new floats).
+            record.metrics = sorted_metrics(record.metrics)
+            self.records[report.nodeid] = record
             del report.ragproof
         elif getattr(report, "ragproof_skipped", False) or (
             report.skipped and report.nodeid in self.expected
