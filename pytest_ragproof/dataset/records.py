@@ -18,7 +18,6 @@ from pydantic import TypeAdapter, ValidationError
 
 from pytest_ragproof.dataset.canonical import canonical_json, dataset_hash
 from pytest_ragproof.dataset.fieldmap import DatasetFieldMap
-from pytest_ragproof.dataset.frozendict import CheckedFrozenDict
 from pytest_ragproof.dataset.messages import SCHEMA_HINT, field_error, unknown_field
 from pytest_ragproof.dataset.models import SCHEMA_VERSION, Case
 from pytest_ragproof.dataset.normalize import (
@@ -157,50 +156,34 @@ def canonical_record(
         raise fail(source, Where(record, line), reason, hint=hint, exc_type=exc.exc_type) from None
 
 
-#: Case fields whose strings repeat across a dataset (a document's id in many cases).
-_SHARED_LISTS = ("expected_source_ids", "tags")
-#: Metadata strings longer than this are not looked up (categories are short).
-_SHARED_METADATA_LENGTH = 64
+def share_repeated_values(cases: Sequence[Case]) -> None:
+    """Keep values that many validated cases repeat once: their fields set, source ids, tags.
 
-
-def share_repeated_strings(canons: Sequence[dict[str, Any]]) -> None:
-    """One string object for each repeated source id, tag and short metadata value.
-
-    JSON decoding makes a new string for every occurrence, and validation keeps the
-    strings it is given: a source id named by a thousand cases was a thousand
-    strings, held by the cases to the end of a run. Values are unchanged.
+    Pydantic keeps a set of the fields given per instance (about 0.7 KB for six
+    fields), the same for most cases of a dataset; cases are frozen and pydantic
+    copies the set before changing it (``model_copy``), so one set serves them all.
+    JSON decoding makes a new string for every occurrence of a source id or tag,
+    and validation keeps the strings it is given: a source id named by a thousand
+    cases was a thousand strings, held by the cases to the end of a run. The
+    values are unchanged; the cases are this load's own, not yet handed out.
     """
     memo: dict[str, str] = {}
     share = memo.setdefault
-    limit = _SHARED_METADATA_LENGTH
-    for canon in canons:
-        if type(canon) is not dict:
-            continue
-        for name in _SHARED_LISTS:
-            values = canon.get(name)
-            if type(values) is list:
-                canon[name] = [share(v, v) if type(v) is str else v for v in values]
-        metadata = canon.get("metadata")
-        if type(metadata) is dict or type(metadata) is CheckedFrozenDict:
-            # (normalization's frozen dicts are this load's own, not yet handed out)
-            for key, value in metadata.items():
-                if type(value) is str and len(value) <= limit:
-                    dict.__setitem__(metadata, key, share(value, value))
-
-
-def share_fields_sets(cases: Sequence[Case]) -> None:
-    """Cases that set the same fields share one ``__pydantic_fields_set__``.
-
-    Pydantic keeps a set of the fields given per instance (about 0.7 KB for six
-    fields), the same for most cases of a dataset. Cases are frozen, and pydantic
-    copies the set before changing it (``model_copy``), so one set can serve all.
-    """
-    shared: dict[frozenset[str], set[str]] = {}
+    fields_sets: dict[frozenset[str], set[str]] = {}
+    last: set[str] | None = None
     for case in cases:
+        values = case.__dict__
+        ids = values["expected_source_ids"]
+        if ids:
+            values["expected_source_ids"] = tuple(map(share, ids, ids))
+        tags = values["tags"]
+        if tags:
+            values["tags"] = tuple(map(share, tags, tags))
         own = case.__pydantic_fields_set__
-        first = shared.setdefault(frozenset(own), own)
-        if first is not own:
-            object.__setattr__(case, "__pydantic_fields_set__", first)
+        if own != last:  # a case setting other fields than the one before
+            last = fields_sets.setdefault(frozenset(own), own)
+        if last is not own:
+            object.__setattr__(case, "__pydantic_fields_set__", last)
 
 
 class Builder:
@@ -318,7 +301,6 @@ class Builder:
         if self.errors is not None:
             self._note_all(self.errors)
             return
-        share_repeated_strings(self.canons)
         try:
             cases = _CASES.validate_python(self.canons)
         except ValidationError as exc:
@@ -330,7 +312,7 @@ class Builder:
                 raise _invalid(self.source, self.where(index), first, self.canons[index]) from None
         else:
             duplicate = self._first_duplicate()
-            share_fields_sets(cases)
+            share_repeated_values(cases)
         if duplicate is not None:
             index, reason, hint = duplicate
             raise fail(self.source, self.where(index), reason, hint=hint, exc_type="DuplicateId")

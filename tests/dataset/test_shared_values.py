@@ -37,7 +37,6 @@ def test_repeated_strings_are_one_object(loaded: Any) -> None:
     qas = [c for c in loaded.cases if c.kind == "qa"]
     assert len({id(c.expected_source_ids[0]) for c in qas}) == 1
     assert len({id(c.tags[0]) for c in loaded.cases}) == 1
-    assert len({id(c.metadata["topic"]) for c in qas}) == 1
 
 
 def test_cases_setting_the_same_fields_share_one_fields_set(loaded: Any) -> None:
