@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_ragproof.dataset.models import Case
 from pytest_ragproof.execution.execute import Outcome, Verdict, finish_case
 from pytest_ragproof.verdict.config import RunConfig
-from pytest_ragproof.verdict.record import CaseRecord, Failure
+from pytest_ragproof.verdict.record import CaseRecord, Failure, sorted_metrics
 
 if TYPE_CHECKING:
     from pytest_ragproof.execution.evaluating import EvaluatorRunner
@@ -92,7 +92,7 @@ def finish_repeats(
         return RepeatVerdict(Verdict(record, None, message), outcomes[0])
     metrics = {m: math.fsum(v) / len(v) for m, v in values.items()}
     metrics["pass_rate"] = rate
-    record.metrics = dict(sorted(metrics.items()))
+    record.metrics = sorted_metrics(metrics)
     if rate >= cfg.min_pass_rate:
         record.status = "passed"
         return RepeatVerdict(Verdict(record, None, None), None)

@@ -14,7 +14,7 @@ from pytest_ragproof.metrics import (
 )
 from pytest_ragproof.metrics.outputs import content_id
 from pytest_ragproof.verdict.config import RunConfig
-from pytest_ragproof.verdict.record import CaseRecord, Failure
+from pytest_ragproof.verdict.record import CaseRecord, Failure, sorted_metrics
 from pytest_ragproof.verdict.thresholds import Threshold, misses
 
 ANSWER_PREVIEW = 200
@@ -88,7 +88,7 @@ def score(
     if extra:
         metrics.update(extra)
     not_judged = not_judged or {}
-    record.metrics = dict(sorted(metrics.items()))
+    record.metrics = sorted_metrics(metrics)
     record.answer = output.answer
     if output.contexts is not None:
         # The de-duplicated ranking the metrics score (each id at its best rank).

@@ -16,9 +16,9 @@ from pytest_ragproof.errors import EndpointError, PipelineSignatureError
 from pytest_ragproof.execution.call import NotCallableError
 from pytest_ragproof.execution.execute import Outcome, call_case, finish_case, hand_over
 from pytest_ragproof.execution.repeat import finish_repeats, repeat_keys
-from pytest_ragproof.plugin.refs import RECORD_KEY, case_ref, property_name
+from pytest_ragproof.plugin.refs import case_ref, property_name
 from pytest_ragproof.plugin.state import RunState
-from pytest_ragproof.verdict.record import CaseRecord
+from pytest_ragproof.verdict.record import CaseRecord, sorted_metrics
 
 if TYPE_CHECKING:
     from pytest_ragproof.execution.evaluating import EvaluatorRunner
@@ -33,7 +33,7 @@ class ItemHooks(RunState):
     def run_case(self, item: CaseItem, pipeline: Any) -> None:
         __tracebackhide__ = True
         record = self.new_record(item)
-        item.stash[RECORD_KEY] = record
+        self.running[item.nodeid] = record
         stage = self.judging(item)
         evaluators = self.evaluator_runner(item)
         prefetcher = self.ahead.prefetcher_for(
@@ -129,7 +129,7 @@ class ItemHooks(RunState):
         report = yield
         if case_ref(item) is None:
             return report
-        record = item.stash.get(RECORD_KEY, None)
+        record = self.running.pop(item.nodeid, None) if report.when == "call" else None
         if report.when == "setup" and report.skipped:
             report.ragproof_skipped = True
         elif report.when == "setup" and report.failed:
@@ -162,7 +162,10 @@ class ItemHooks(RunState):
         if local is not None:
             self.records[report.nodeid] = local
         elif data is not None:
-            self.records[report.nodeid] = CaseRecord.from_dict(data)
+            record = CaseRecord.from_dict(data)
+            # Equal values as one object, as in a serial run (they arrive as new floats).
+            record.metrics = sorted_metrics(record.metrics)
+            self.records[report.nodeid] = record
             del report.ragproof
         elif getattr(report, "ragproof_skipped", False) or (
             report.skipped and report.nodeid in self.expected

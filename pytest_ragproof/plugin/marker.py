@@ -31,7 +31,7 @@ from pytest_ragproof.dataset.models import Case
 from pytest_ragproof.execution.call import question_text, run_sync
 from pytest_ragproof.execution.execute import timed
 from pytest_ragproof.plugin.collect import add_xfail, hide_unless_failed
-from pytest_ragproof.plugin.refs import CASE_KEY, RECORD_KEY, CaseRef, case_ref
+from pytest_ragproof.plugin.refs import CASE_KEY, CaseRef, case_ref
 from pytest_ragproof.plugin.session import RagproofRun, get_run
 
 
@@ -109,7 +109,7 @@ def call_marked(item: pytest.Function) -> bool:
     ref = case_ref(item)
     assert ref is not None
     record = run.new_record(item)
-    item.stash[RECORD_KEY] = record
+    run.running[item.nodeid] = record
     function = item.obj
     original = inspect.unwrap(function)
     # pytest-asyncio (auto mode) wraps async tests in a sync runner that drops the

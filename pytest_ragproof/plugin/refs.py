@@ -14,12 +14,9 @@ from pathlib import Path
 import pytest
 
 from pytest_ragproof.dataset.models import Case
-from pytest_ragproof.verdict.record import CaseRecord
-
-RECORD_KEY = pytest.StashKey[CaseRecord]()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CaseRef:
     """What a ragproof test item evaluates: a case, for a pipeline, from a dataset file."""
 

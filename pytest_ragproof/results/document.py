@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import platform
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +30,42 @@ def dumps(results: dict[str, Any]) -> str:
     return json.dumps(results, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
+#: Characters of JSON handed to the file at a time by :func:`dump_parts`.
+_PART = 1 << 16
+
+
+def dump_parts(results: dict[str, Any]) -> Iterator[str]:
+    """:func:`dumps`'s text in consecutive parts, never all of it at once.
+
+    ``json.dumps`` with an indent joins a list of every token of the document: for
+    100,000 cases, millions of small strings and then the text, at the end of a run
+    that holds every case already. The same encoder yields the same tokens here,
+    joined into parts of about 64 K characters.
+    """
+    encoder = json.JSONEncoder(sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False)
+    part: list[str] = []
+    size = 0
+    for token in encoder.iterencode(results):
+        part.append(token)
+        size += len(token)
+        if size >= _PART:
+            yield "".join(part)
+            part.clear()
+            size = 0
+    part.append("\n")
+    yield "".join(part)
+
+
 def write_results(results: dict[str, Any], path: Path) -> None:
-    """Write ``results`` at ``path`` (atomically) with the digest of its cases."""
+    """Write ``results`` at ``path`` (atomically) with the digest of its cases.
+
+    The file is :func:`dumps` of the signed document, written part by part.
+    """
     from pytest_ragproof.fileio import write_atomic
 
     covers = list(DIGEST_COVERS)
     signed = {**results, "digest": {"sha256": digest(results, covers), "covers": covers}}
-    write_atomic(path, dumps(signed))
+    write_atomic(path, dump_parts(signed))
 
 
 def read_results(path: Path, *, check: bool = False, shown: str | None = None) -> dict[str, Any]:

@@ -6,8 +6,47 @@ the test report), so everything here is JSON-serializable.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
+
+#: Metric values seen so far, each kept once: most metrics take few values (hit@k is 0
+#: or 1, precision@k a fraction of k), and a run keeps every case's until its end.
+_VALUES: dict[float, float] = {}
+#: Enough for the distinct values of a large run; past it, new values are not shared.
+_MAX_VALUES = 1 << 16
+#: Never shared: different on every case.
+_UNSHARED = frozenset({"latency_s"})
+
+
+_ZERO = 0.0
+
+
+def _shared(value: float) -> float:
+    """``value``, as the float object already kept for an equal value when there is one."""
+    if type(value) is not float or value != value:  # a NaN equals nothing
+        return value
+    if value == 0.0:  # 0.0 equals -0.0, which is written differently
+        return _ZERO if math.copysign(1.0, value) > 0 else value
+    kept = _VALUES.get(value)
+    if kept is not None:
+        return kept
+    if len(_VALUES) < _MAX_VALUES:
+        _VALUES[value] = value
+    return value
+
+
+def sorted_metrics(metrics: Mapping[str, float]) -> dict[str, float]:
+    """A case's metrics for its record: sorted by name, equal values as one object.
+
+    A record lives to the end of the run; a run of 100,000 cases holds millions of
+    metric values, most of them equal (see ``_VALUES``). The values are unchanged.
+    """
+    return {
+        name: value if name in _UNSHARED else _shared(value)
+        for name, value in sorted(metrics.items())
+    }
 
 
 @dataclass
