@@ -26,27 +26,17 @@ def judge_args(stub: StubServer, *more: str) -> list[str]:
     ]
 
 
-def test_a_judged_aggregate_gates_the_run(
-    project: pytest.Pytester, llm_stub: StubServer, mode: list[str]
-) -> None:
-    llm_stub.set_handler(ScriptedJudge())
-    result = run(
-        project,
-        mode,
-        *judge_args(
-            llm_stub,
-            "--ragproof-judges=all",
-            "--ragproof-aggregate-threshold=qa:faithfulness>=0.9",
-            "--ragproof-report=results.json",
-        ),
-    )
+AGGREGATE_ARGS = ("--ragproof-aggregate-threshold=qa:faithfulness>=0.9",)
+
+
+def _check_the_judged_aggregate(result: pytest.RunResult, doc: dict[str, Any]) -> None:
+    """A run of every judge with ``qa:faithfulness>=0.9`` fails that gate (q2: 0.5)."""
     assert result.ret == 1
     out = result.stdout.str()
     result.stdout.fnmatch_lines(["*= 4 passed, 1 ragproof gate failed in *"])
     assert "ragproof gate FAILED: aggregate qa:faithfulness>=0.9" in out
     assert "worst: q2 0.5" in out
     assert "judges (openai/stub-judge): 22 call(s), 0 cached" in out
-    doc = load_json(project.path / "results.json")
     by_id = {c["id"]: c for c in doc["cases"]}
     assert by_id["q2"]["metrics"]["faithfulness"] == 0.5
     assert by_id["q1"]["metrics"]["faithfulness"] == 1.0
@@ -64,22 +54,69 @@ def test_a_judged_aggregate_gates_the_run(
     assert agg[0]["n"] == 3 and agg[0]["values"]["mean"] == pytest.approx(2.5 / 3)
 
 
-def test_a_rerun_with_unchanged_answers_makes_no_call_and_never_imports_litellm(
-    project: pytest.Pytester, llm_stub: StubServer
-) -> None:
+def test_a_judged_aggregate_gates_the_run(project: pytest.Pytester, llm_stub: StubServer) -> None:
     llm_stub.set_handler(ScriptedJudge())
-    args = judge_args(llm_stub, "--ragproof-judges=all", "--ragproof-report=results.json")
+    args = judge_args(llm_stub, "--ragproof-judges=all", *AGGREGATE_ARGS)
+    result = run(project, [], *args, "--ragproof-report=results.json")
+    _check_the_judged_aggregate(result, load_json(project.path / "results.json"))
+
+
+def test_a_judged_run_under_xdist_gates_bounds_caches_and_agrees_with_evaluate(
+    project: pytest.Pytester, llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One ``-n 2`` run of every judge (each worker imports litellm: seconds), checked for
+    everything it shows: the gate, each worker's bound on requests in flight, the one
+    cache both workers wrote, the same verdict as ``evaluate()``, and a re-run served by
+    that cache that never imports litellm."""
+    from pytest_ragproof import evaluate
+    from tests.runner.test_verdict_agreement import _timeless
+
+    # Four cases, three of them qa with seven requests each: more work than slots, so
+    # the look-ahead keeps every slot busy (per process under xdist) and never more.
+    llm_stub.set_handler(ScriptedJudge(delay_s=0.1))
+    args = judge_args(
+        llm_stub,
+        "--ragproof-judges=all",
+        "--ragproof-judge-concurrency=3",
+        *AGGREGATE_ARGS,
+        "--ragproof-report=results.json",
+    )
     first = run(project, ["-n", "2"], *args)
-    assert first.ret == 0, first.stdout.str()
-    made = llm_stub.request_count
+    before = load_json(project.path / "results.json")
+    _check_the_judged_aggregate(first, before)
+    # Each worker has its own bound; whether the two overlap is timing.
+    assert 3 <= llm_stub.max_in_flight <= 6
     # Both workers wrote into one SQLite file; closed at the end, it is one file again.
     assert [p.name for p in (project.path / "llmcache").iterdir()] == [STORE_NAME]
     assert "LLM cache" not in first.stdout.str()  # no damaged entry, no dropped write
-    before = load_json(project.path / "results.json")
+
+    # evaluate() over the same pipeline and settings (a cache of its own, empty) reaches
+    # the same document, timings aside.
+    namespace: dict[str, Any] = {}
+    exec(CONFTEST.replace('@pytest.fixture(scope="session")', ""), namespace)
+    monkeypatch.chdir(project.path)
+    ours = evaluate(
+        "cases.frozen.json",
+        namespace["rag_pipeline"](),
+        judges=["all"],
+        judge_model="openai/stub-judge",
+        judge_api_base=llm_stub.url,
+        judge_retries=0,
+        judge_concurrency=3,
+        cache_dir="llmcache-evaluate",
+        thresholds=["qa:faithfulness>=0.9"],
+    ).to_dict()
+    mine, pytests = _timeless(ours), _timeless(before)
+    for key in sorted(set(mine) | set(pytests)):
+        assert mine.get(key) == pytests.get(key), f"'{key}' differs"
+
+    # A serial re-run in a fresh interpreter with unchanged answers: all from the cache
+    # the workers wrote, no request, and litellm never imported.
+    made = llm_stub.request_count
     second = project.runpytest_subprocess(
         "--ragproof-dataset=cases.frozen.json", "-p", "no:cacheprovider", *args
     )
-    assert second.ret == 0, second.stdout.str()
+    assert second.ret == 1, second.stdout.str()  # the same gate fails
     assert llm_stub.request_count == made
     assert (project.path / "imported.txt").read_text() == "False"
     after = load_json(project.path / "results.json")
@@ -304,56 +341,19 @@ def test_a_judge_model_without_a_key_is_said_once_and_stops_the_run(
     assert llm_stub.request_count == 0
 
 
-def test_pytest_and_evaluate_reach_the_same_judged_verdict(
-    project: pytest.Pytester, llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from pytest_ragproof import evaluate
-    from tests.runner.test_verdict_agreement import _timeless
-
-    llm_stub.set_handler(ScriptedJudge())
-    args = judge_args(
-        llm_stub,
-        "--ragproof-judges=all",
-        "--ragproof-no-cache",
-        "--ragproof-aggregate-threshold=qa:faithfulness>=0.9",
-        "--ragproof-report=py.json",
-    )
-    assert run(project, ["-n", "2"], *args).ret == 1
-    theirs = load_json(project.path / "py.json")
-    namespace: dict[str, Any] = {}
-    exec(CONFTEST.replace('@pytest.fixture(scope="session")', ""), namespace)
-    monkeypatch.chdir(project.path)
-    ours = evaluate(
-        "cases.frozen.json",
-        namespace["rag_pipeline"](),
-        judges=["all"],
-        judge_model="openai/stub-judge",
-        judge_api_base=llm_stub.url,
-        judge_retries=0,
-        cache=False,
-        thresholds=["qa:faithfulness>=0.9"],
-    ).to_dict()
-    mine, pytests = _timeless(ours), _timeless(theirs)
-    for key in sorted(set(mine) | set(pytests)):
-        assert mine.get(key) == pytests.get(key), f"'{key}' differs"
-
-
-@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_every_judge_keeps_the_configured_number_of_requests_in_flight(
-    project: pytest.Pytester, llm_stub: StubServer, xdist: list[str]
+    project: pytest.Pytester, llm_stub: StubServer
 ) -> None:
     # Four cases, three of them qa with seven requests each: more work than slots, so
-    # the look-ahead keeps every slot busy (per process under xdist) and never more.
+    # the look-ahead keeps every slot busy and never more. (Under -n 2, each worker's
+    # bound: test_a_judged_run_under_xdist_gates_bounds_caches_and_agrees_with_evaluate.)
     llm_stub.set_handler(ScriptedJudge(delay_s=0.1))
     args = judge_args(
         llm_stub, "--ragproof-judges=all", "--ragproof-no-cache", "--ragproof-judge-concurrency=3"
     )
-    result = run(project, xdist, *args)
+    result = run(project, [], *args)
     assert result.ret == 0, result.stdout.str()
-    if xdist:  # each worker has its own bound; whether the two overlap is timing
-        assert 3 <= llm_stub.max_in_flight <= 6
-    else:
-        assert llm_stub.max_in_flight == 3
+    assert llm_stub.max_in_flight == 3
 
 
 def test_evaluate_keeps_the_configured_number_of_requests_in_flight(
