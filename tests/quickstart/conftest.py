@@ -12,6 +12,8 @@ from types import ModuleType
 
 import pytest
 
+from tests.pytester_projects import QUIET_PLUGINS
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "conftest_examples" / "quickstart"
 
@@ -20,8 +22,13 @@ def run_python(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """``python ARGS`` in ``cwd``, with no PYTEST_* variable of this run leaking in.
 
     Under xdist this process carries PYTEST_XDIST_WORKER and friends; a user's shell
-    does not.
+    does not. A pytest run (``-m pytest``) still finds ragproof by its entry point, as a
+    user's does, but without the development install's plugins a user's environment
+    does not have (:data:`QUIET_PLUGINS`: langsmith's and hypothesis' cost each run about
+    a second and a half).
     """
+    if args[:2] == ["-m", "pytest"]:
+        args = [*args[:2], *QUIET_PLUGINS, *args[2:]]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     return subprocess.run(
         [sys.executable, *args],
