@@ -208,18 +208,25 @@ def _open_browser(url: str) -> bool:
     return webbrowser.open(url)
 
 
-def _start_opener(server: Any, url: str) -> None:
-    """Open the browser once the server listens (unless there is no browser)."""
+def _when_started(server: Any, url: str, *, browser: bool) -> None:
+    """Once the server listens: say how to stop it, and open the browser if asked.
+
+    Said only then: uvicorn takes over Ctrl+C when it starts, and a Ctrl+C before
+    that would interrupt its start-up instead of stopping it cleanly.
+    """
     import threading
     import time
 
-    def opener() -> None:
+    def ready() -> None:
         while not server.started and not server.should_exit:
-            time.sleep(0.05)
-        if server.started and not _open_browser(url):
+            time.sleep(0.02)
+        if not server.started:
+            return
+        print("ragproof review: press Ctrl+C to stop", flush=True)
+        if browser and not _open_browser(url):
             print("ragproof review: no browser found; open the URL above", file=sys.stderr)
 
-    threading.Thread(target=opener, daemon=True).start()
+    threading.Thread(target=ready, daemon=True).start()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -243,10 +250,8 @@ def run(args: argparse.Namespace) -> int:
     server = make_server(app)
     try:
         print(f"ragproof review: {writes}")
-        print(f"ragproof review: open {url}")
-        print("ragproof review: press Ctrl+C to stop", flush=True)
-        if not args.no_browser:
-            _start_opener(server, url)
+        print(f"ragproof review: open {url}", flush=True)
+        _when_started(server, url, browser=not args.no_browser)
         server.run(sockets=[sock])
     except KeyboardInterrupt:  # Ctrl+C: uvicorn shut down, then re-raised the signal
         pass
