@@ -25,6 +25,7 @@ from pytest_ragproof.review.cases_common import (
     AREA,
     case_href,
     filter_of,
+    no_such_case,
     review_of,
     reviewer_of,
 )
@@ -37,7 +38,6 @@ from pytest_ragproof.review.layout import (
     NavItem,
     hidden_token,
     keys,
-    message,
     page,
     progress,
     steps,
@@ -139,14 +139,9 @@ async def case_page(request: Request) -> Response:
     snapshot = review.snapshot(reviewer_of(request))
     show = filter_of(request.query_params.get("filter"))
     n = int(request.path_params["n"])
-    if not 1 <= n <= len(snapshot.cases):
-        return message(
-            request,
-            "No such case",
-            f"there are {len(snapshot.cases)} case(s)",
-            area=AREA,
-            status_code=404,
-        )
+    missing = no_such_case(request, snapshot, n)
+    if missing is not None:
+        return missing
     index = n - 1
     case = snapshot.cases[index]
     order = snapshot.order(show)

@@ -10,11 +10,12 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from starlette.requests import Request
+from starlette.responses import Response
 
-from pytest_ragproof.review.layout import APP_KEY
-from pytest_ragproof.review.results import FILTERS, ResultsReview
+from pytest_ragproof.review.layout import APP_KEY, message
+from pytest_ragproof.review.results import FILTERS, ResultsReview, Snapshot
 
-__all__ = ["AREA", "case_href", "filter_of", "review_of", "reviewer_of"]
+__all__ = ["AREA", "case_href", "filter_of", "no_such_case", "review_of", "reviewer_of"]
 
 AREA = "cases"
 
@@ -34,3 +35,16 @@ def reviewer_of(request: Request) -> str:
 
 def filter_of(value: str | None) -> str:
     return value if value in FILTERS else "all"
+
+
+def no_such_case(request: Request, snapshot: Snapshot, n: int) -> Response | None:
+    """The 404 page for a case number outside the results, else None."""
+    if 1 <= n <= len(snapshot.cases):
+        return None
+    return message(
+        request,
+        "No such case",
+        f"there are {len(snapshot.cases)} case(s)",
+        area=AREA,
+        status_code=404,
+    )

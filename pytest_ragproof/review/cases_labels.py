@@ -29,6 +29,7 @@ from pytest_ragproof.review.cases_common import (
     AREA,
     case_href,
     filter_of,
+    no_such_case,
     review_of,
     reviewer_of,
 )
@@ -211,14 +212,9 @@ def _writable(request: Request) -> tuple[ResultsReview, Snapshot, int, str] | Re
     review = review_of(request)
     snapshot = review.snapshot(reviewer_of(request))
     n = int(request.path_params["n"])
-    if not 1 <= n <= len(snapshot.cases):
-        return message(
-            request,
-            "No such case",
-            f"there are {len(snapshot.cases)} case(s)",
-            area=AREA,
-            status_code=404,
-        )
+    missing = no_such_case(request, snapshot, n)
+    if missing is not None:
+        return missing
     return review, snapshot, n, filter_of(form_of(request).get("filter"))
 
 
