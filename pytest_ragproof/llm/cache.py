@@ -24,7 +24,11 @@ a note.
 Migration: a cache folder of the one-file-per-entry layout of earlier versions is
 imported on first use (:mod:`pytest_ragproof.llm.legacy`).
 
-This module must never import litellm: a fully cached run does not pay for it.
+Just over the 400-line habit: one responsibility, the store (opening and setting
+aside, reads and writes with their busy retries, damage counting, notes), plus the
+re-exports of :mod:`.entries` that keep ``pytest_ragproof.llm.cache`` the one import
+path callers use. This module must never import litellm: a fully cached run does not
+pay for it.
 API keys, headers and the API base never enter keys or files.
 """
 
