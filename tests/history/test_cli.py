@@ -56,7 +56,9 @@ def test_add_list_show_trend_compare(
     assert lines[0].split()[:4] == ["run", "time", "(UTC)", "verdict"]
     assert lines[2].startswith(worse) and lines[3].startswith(good)  # newest first
 
-    code, out, _ = _run(capsys, "show", good[:18], *store)
+    # A prefix one character past where the two ids part (both may carry the same second).
+    unique = next(i for i, (a, b) in enumerate(zip(good, worse, strict=True)) if a != b) + 1
+    code, out, _ = _run(capsys, "show", good[:unique], *store)
     assert code == 0 and out.startswith(f"run {good}: passed\n")
     assert "qa:recall@5" not in out and ">= 0.8 (aggregate)" in out
 
