@@ -140,7 +140,7 @@ class JudgeStage:
             with self._lock:
                 self._futures[key] = done
             return
-        hit = self.engine.replay(inputs)
+        memo_key, hit = self.engine.lookup(inputs)
         if hit is not None:
             # Judged before with the same inputs and code: no call, so no loop round trip.
             replayed: concurrent.futures.Future[Judged] = concurrent.futures.Future()
@@ -150,7 +150,8 @@ class JudgeStage:
             return
         with self._lock:
             order = next(self._order)
-        future = asyncio.run_coroutine_threadsafe(self._judge(inputs, order), self._ensure_loop())
+        judging = self._judge(inputs, order, memo_key)
+        future = asyncio.run_coroutine_threadsafe(judging, self._ensure_loop())
         with self._lock:
             self._futures[key] = future
 
@@ -187,12 +188,12 @@ class JudgeStage:
             abstained=is_abstention,
         )
 
-    async def _judge(self, inputs: JudgeInputs, order: int) -> Judged:
+    async def _judge(self, inputs: JudgeInputs, order: int, memo_key: str | None) -> Judged:
         # Every request of this case waits for a slot behind earlier cases' requests
         # only: cases finish in the order items ask for them, and the look-ahead moves.
         request_priority.set(order)
         try:
-            judgement = await self.engine.judge(inputs)
+            judgement = await self.engine.judge(inputs, missed=memo_key)
         except LLMConfigError as exc:
             return Judged(config_error=str(exc))
         return Judged(judgement)

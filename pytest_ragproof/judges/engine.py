@@ -239,25 +239,33 @@ class JudgeEngine:
             if name in self.settings.judges and x.kind in JUDGE_KINDS[name]
         ]
 
-    def replay(self, x: JudgeInputs) -> Hit | None:
-        """The stored whole judgement of ``x``, if any (:mod:`.memo`); from any thread.
+    def lookup(self, x: JudgeInputs) -> tuple[str | None, Hit | None]:
+        """The memo key of ``x`` and its stored whole judgement, if any (:mod:`.memo`).
 
-        Only reads the cache (which is thread-safe): the caller counts the calls it
-        stands for. :meth:`judge` looks here first as well.
+        From any thread: it only reads the cache (which is thread-safe); the caller counts
+        the calls a hit stands for. The key (None without a memo) goes to :meth:`judge` on
+        a miss, so the case is not looked up twice.
         """
         if self.memo is None:
-            return None
-        return self.memo.get(self.memo.key(x, [j.metric for j in self._wanted(x)]))
+            return None, None
+        key = self.memo.key(x, [j.metric for j in self._wanted(x)])
+        return key, self.memo.get(key)
 
-    async def judge(self, x: JudgeInputs) -> CaseJudgement:
+    async def judge(self, x: JudgeInputs, *, missed: str | None = None) -> CaseJudgement:
+        """Judge ``x``: its stored judgement if the memo has one, else every judge step.
+
+        ``missed``: the memo key :meth:`lookup` returned without a hit (not looked up again).
+        """
         wanted = self._wanted(x)
         if self.memo is None:
             return await self._judge(x, wanted)
-        key = self.memo.key(x, [j.metric for j in wanted])
-        hit = self.memo.get(key)
-        if hit is not None:
-            self.client.replayed(hit.calls, priced=hit.priced)
-            return hit.judgement
+        key = missed
+        if key is None:
+            key = self.memo.key(x, [j.metric for j in wanted])
+            hit = self.memo.get(key)
+            if hit is not None:
+                self.client.replayed(hit.calls, priced=hit.priced)
+                return hit.judgement
         out = await self._judge(x, wanted)
         self.memo.put(key, out)
         return out

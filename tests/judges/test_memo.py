@@ -206,3 +206,31 @@ def test_no_cache_means_no_judgement_entry(
     assert engine.memo is None
     asyncio.run(engine.judge(qa(ANSWER, CONTEXTS)))
     assert not (tmp_path / "cache").exists()
+
+
+def test_a_miss_found_by_lookup_is_not_looked_up_again(
+    llm_stub: StubServer,
+    scripted: ScriptedJudge,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The judge stage looks a case up on its own thread and hands the missed key over."""
+    settings = JudgeSettings(judges=frozenset(JUDGES), model=MODEL)
+    config = LLMConfig(model=MODEL, api_base=llm_stub.url, timeout_s=5.0, max_retries=1)
+    cache = ResponseCache(tmp_path / "cache")
+    engine = JudgeEngine(settings, LLMClient(config, cache), Budget(None, None))
+    inputs = qa(ANSWER, CONTEXTS)
+    key, hit = engine.lookup(inputs)
+    assert key is not None and hit is None
+    asked: list[str] = []
+    real_get = cache.get
+
+    def get(key: str) -> CachedResponse | None:
+        asked.append(key)
+        return real_get(key)
+
+    monkeypatch.setattr(cache, "get", get)
+    judged = asyncio.run(engine.judge(inputs, missed=key))
+    assert judged.error is None and judged.usage.calls == 7
+    assert key not in asked and len(asked) == 7  # the steps' entries only
+    assert engine.lookup(inputs)[1] is not None  # stored under the key handed over
