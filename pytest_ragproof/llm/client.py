@@ -77,7 +77,7 @@ class LLMClient:
         """Plain text completion of ``messages``, cached under ``prompt_version``."""
         self.stats.calls += 1
         request = build_request(self.config, messages, prompt_version, params)
-        hit = self.cache.get(request.key)
+        hit = self.cache.get(request.key) if self.cache.enabled else None
         if hit is not None:
             self.stats.record_hit(hit.priced)
             return CompletionResult(hit.text, _usage(hit), _cost(hit), cached=True, attempts=0)
@@ -114,7 +114,7 @@ class LLMClient:
     ) -> StructuredResult[T]:
         self._admit()
         load_litellm()  # fail with the install hint before building the request
-        send, params = structured_call(request, schema.__name__, self.provider.structured_mode())
+        send, params = structured_call(request, self.provider.structured_mode())
         reply = await self.provider.send(send, params)
         parsed = _parse(reply.text, schema)
         repaired = isinstance(parsed, OutputParseError)
@@ -197,6 +197,8 @@ class LLMClient:
     def _structured_hit(
         self, request: Request, schema: type[T], replay_invalid: bool
     ) -> StructuredResult[T] | None:
+        if not self.cache.enabled:
+            return None  # the key is not even made
         hit = self.cache.get(request.key)
         if hit is None:
             return None
@@ -226,6 +228,8 @@ class LLMClient:
             self.admit()
 
     def _store(self, request: Request, reply: Reply) -> None:
+        if not self.cache.enabled:
+            return
         usage = reply.usage
         priced = reply.cost is not None
         entry = CachedResponse(reply.text, usage.prompt_tokens, usage.completion_tokens, priced)

@@ -102,10 +102,31 @@ class Reply:
 class Request:
     """One logical call as built from the caller's arguments, and its cache key."""
 
-    key: str
     messages: list[dict[str, Any]]
     params: dict[str, Any]
-    schema_json: dict[str, Any] | None
+    schema: type[BaseModel] | None
+    model: str
+    prompt_version: str
+
+    @property
+    def schema_json(self) -> dict[str, Any] | None:
+        return None if self.schema is None else schema_of(self.schema)
+
+    @functools.cached_property
+    def key(self) -> str:
+        """The cache key, made when first asked for: a run without a cache never asks.
+
+        The client asks before the request is sent, so the key covers the messages and
+        parameters as :func:`build_request` prepared them.
+        """
+        return cache_key(
+            model=self.model,
+            prompt_version=self.prompt_version,
+            messages=self.messages,
+            params=self.params,
+            schema=self.schema_json,
+            schema_text=None if self.schema is None else schema_key_text(self.schema),
+        )
 
 
 def build_request(
@@ -117,30 +138,20 @@ def build_request(
 ) -> Request:
     """The messages and parameters to send, and the key they are cached under."""
     msgs, call_params = prepare(config, messages, params)
-    schema_json = schema_of(schema) if schema is not None else None
-    key = cache_key(
-        model=config.model,
-        prompt_version=prompt_version,
-        messages=msgs,
-        params=call_params,
-        schema=schema_json,
-        schema_text=schema_key_text(schema) if schema is not None else None,
-    )
-    return Request(key, msgs, call_params, schema_json)
+    return Request(msgs, call_params, schema, config.model, prompt_version)
 
 
-def structured_call(
-    request: Request, schema_name: str, mode: str
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def structured_call(request: Request, mode: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """What a structured request sends in response-format ``mode`` (resolved, not auto)."""
-    assert request.schema_json is not None
+    schema = request.schema
+    assert schema is not None
     send = request.messages
     params = dict(request.params)
     if mode == "json_schema":
-        params["response_format"] = response_format(schema_name, request.schema_json)
+        params["response_format"] = response_format(schema.__name__, schema_of(schema))
     else:
         # json_object still needs the schema in the prompt (and the word JSON).
-        send = with_json_instruction(send, request.schema_json)
+        send = with_json_instruction(send, json_instruction(schema))
         if mode == "json_object":
             params["response_format"] = {"type": "json_object"}
     return send, params
@@ -203,11 +214,14 @@ def response_format(name: str, schema_json: Mapping[str, Any]) -> dict[str, Any]
     }
 
 
-def with_json_instruction(
-    messages: list[dict[str, Any]], schema_json: Mapping[str, Any]
-) -> list[dict[str, Any]]:
-    """Add the JSON instruction to the first system message, or prepend one."""
-    instruction = JSON_INSTRUCTION.format(schema=json.dumps(schema_json))
+@functools.cache
+def json_instruction(schema: type[BaseModel]) -> str:
+    """:data:`JSON_INSTRUCTION` for ``schema``, made once per schema."""
+    return JSON_INSTRUCTION.format(schema=json.dumps(schema_of(schema)))
+
+
+def with_json_instruction(messages: list[dict[str, Any]], instruction: str) -> list[dict[str, Any]]:
+    """Add ``instruction`` (:func:`json_instruction`) to the first system message or prepend one."""
     out = [dict(m) for m in messages]
     for message in out:
         if message.get("role") == "system" and isinstance(message.get("content"), str):

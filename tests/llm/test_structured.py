@@ -183,3 +183,22 @@ def test_a_different_prompt_version_misses_the_cache(
     asyncio.run(make_client().structured(MESSAGES, QA, prompt_version="t-v1"))
     asyncio.run(make_client().structured(MESSAGES, QA, prompt_version="t-v2"))
     assert llm_stub.request_count == 2
+
+
+def test_without_a_cache_no_cache_key_is_made(
+    llm_stub: StubServer, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The key (a canonical dump and hash of the whole request) is wasted work with no cache."""
+    from pytest_ragproof.llm import request as request_module
+
+    def refuse(**_: object) -> str:
+        raise AssertionError("a cache key was made for a run without a cache")
+
+    monkeypatch.setattr(request_module, "cache_key", refuse)
+    llm_stub.script(reply(QA_JSON), reply("plain"))
+    client = make_client(cache=False)
+    result = asyncio.run(client.structured(MESSAGES, QA, prompt_version="t-v1"))
+    assert result.value.answer == "A ranking function."
+    assert asyncio.run(client.complete(MESSAGES, prompt_version="t-v1")).text == "plain"
+    with pytest.raises(AssertionError, match="cache key"):
+        make_client().cache.get(build_request(client.config, MESSAGES, "t-v1", {}, QA).key)
