@@ -5,7 +5,7 @@ a store knows (:func:`known_metrics`) and how ``[SELECTOR:]METRIC`` is read
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.history.shapes import TrendPoint, TrendSeries
@@ -30,6 +30,35 @@ def parse_metric(text: str) -> tuple[str, str]:
     if not text.strip():
         raise ConfigError("--metric is empty; e.g. --metric qa:faithfulness")
     return "*", text.strip()
+
+
+def _point_columns(store: Store) -> tuple[Any, ...]:
+    """The columns a trend point is made of (:func:`_point`), with its pipeline."""
+    a, r = store.t.aggregates, store.t.runs
+    return (
+        a.c.pipeline,
+        a.c.mean,
+        a.c.n,
+        a.c.bound,
+        a.c.verdict,
+        r.c.run_id,
+        r.c.time,
+        r.c.git_commit,
+        r.c.git_branch,
+    )
+
+
+def _point(row: Any) -> TrendPoint:
+    return TrendPoint(
+        str(row.run_id),
+        str(row.time),
+        row.git_commit,
+        row.git_branch,
+        None if row.mean is None else float(row.mean),
+        int(row.n),
+        row.bound,
+        row.verdict,
+    )
 
 
 def trend(
@@ -58,17 +87,7 @@ def trend(
     if last is not None:
         recent = recent.limit(last)
     query = (
-        sa.select(
-            a.c.pipeline,
-            a.c.mean,
-            a.c.n,
-            a.c.bound,
-            a.c.verdict,
-            r.c.run_id,
-            r.c.time,
-            r.c.git_commit,
-            r.c.git_branch,
-        )
+        sa.select(*_point_columns(store))
         .join(r, r.c.id == a.c.run)
         .where(a.c.metric == name, a.c.selector == selector, a.c.run.in_(recent.scalar_subquery()))
         .order_by(a.c.pipeline, r.c.time, r.c.id)
@@ -79,18 +98,7 @@ def trend(
     with store.reading() as conn:
         for row in conn.execute(query):
             s = series.setdefault(row.pipeline, TrendSeries(row.pipeline, selector, name))
-            s.points.append(
-                TrendPoint(
-                    str(row.run_id),
-                    str(row.time),
-                    row.git_commit,
-                    row.git_branch,
-                    None if row.mean is None else float(row.mean),
-                    int(row.n),
-                    row.bound,
-                    row.verdict,
-                )
-            )
+            s.points.append(_point(row))
     return list(series.values())
 
 
@@ -118,19 +126,7 @@ def headline_trends(store: Store, *, last: int | None = 100) -> list[TrendSeries
         keys = headline + sorted({(str(g.selector), str(g.metric)) for g in gated} - set(headline))
         wanted = sa.or_(*(sa.and_(a.c.selector == sel, a.c.metric == name) for sel, name in keys))
         query = (
-            sa.select(
-                a.c.pipeline,
-                a.c.selector,
-                a.c.metric,
-                a.c.mean,
-                a.c.n,
-                a.c.bound,
-                a.c.verdict,
-                r.c.run_id,
-                r.c.time,
-                r.c.git_commit,
-                r.c.git_branch,
-            )
+            sa.select(a.c.selector, a.c.metric, *_point_columns(store))
             .join(r, r.c.id == a.c.run)
             .where(in_recent, wanted)
             .order_by(r.c.time, r.c.id)
@@ -141,18 +137,7 @@ def headline_trends(store: Store, *, last: int | None = 100) -> list[TrendSeries
             s = series.get(key)
             if s is None:
                 s = series[key] = TrendSeries(key[2], key[0], key[1])
-            s.points.append(
-                TrendPoint(
-                    str(row.run_id),
-                    str(row.time),
-                    row.git_commit,
-                    row.git_branch,
-                    None if row.mean is None else float(row.mean),
-                    int(row.n),
-                    row.bound,
-                    row.verdict,
-                )
-            )
+            s.points.append(_point(row))
     order = {k: i for i, k in enumerate(keys)}
     return sorted(series.values(), key=lambda s: (order[(s.selector, s.metric)], s.pipeline))
 
