@@ -37,7 +37,8 @@ every judge on (``--ragproof-judges all``).
    call. Ideal = max(requests x latency / concurrency, requests x litellm's CPU per
    bare call); limits: the phase within 1.25 x the ideal, and ragproof's own CPU
    per request (the run's CPU per request minus litellm's) at most 0.5 x
-   litellm's. Requests in flight over time (mean, p10, max) are printed beside.
+   litellm's. Requests in flight over time (mean, p10, max) are printed beside,
+   and bare litellm's own phase as a ratio to the same ideal.
    With ``-n 2`` each worker has its own bound (up to twice the requests in flight)
    while the ideal keeps the configured concurrency. ``--headline``: 1,000 qa cases,
    latency 1 s, 64 in flight, one round (ideal 7,000 x 1 s / 64 = 109 s).
@@ -538,8 +539,11 @@ def measured(server: StubServer, cmd: list[str], cwd: Path, check: str) -> Phase
     spans = list(server.spans)
     length, mean, p10 = in_flight(spans)
     start, end = min(a for a, _ in spans), max(b for _, b in spans)
+    # A process tree's CPU time never falls, but a worker that has exited and is not yet
+    # reaped drops out of it for a moment (-n 2): read the running maximum.
     cpu_start = max((c for t, c in samples if t <= start), default=0.0)
-    cpu_end = min((c for t, c in samples if t >= end), default=samples[-1][1])
+    after = min((t for t, _ in samples if t >= end), default=samples[-1][0])
+    cpu_end = max(c for t, c in samples if t <= after)
     bodies = tuple(server.requests[before:])
     return Phase(len(spans), length, cpu_end - cpu_start, mean, p10, server.max_in_flight, bodies)
 
@@ -599,9 +603,14 @@ def judge_phase(
             phases = {p: phase_run(proj, server, p, concurrency, n) for p in paths}
             base = bare(tmp, server, phases[paths[0]].bodies, concurrency)
             litellm_ms = base.cpu_ms
+            # Bare litellm against the same ideal: how near any litellm client gets here.
+            bare_ideal = max(
+                base.requests * latency / concurrency, base.requests * litellm_ms / 1000
+            )
             print(
                 f"  round {r + 1}, {concurrency} in flight: bare litellm {base.requests} calls, "
-                f"{base.wall:.1f} s, {litellm_ms:.1f} ms CPU a call, "
+                f"{base.wall:.1f} s (ratio {base.wall / bare_ideal:.2f} to its ideal), "
+                f"{litellm_ms:.1f} ms CPU a call, "
                 f"in flight mean {base.mean_in_flight:.1f} p10 {base.p10_in_flight:.0f}",
                 flush=True,
             )
