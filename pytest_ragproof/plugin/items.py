@@ -30,6 +30,19 @@ if TYPE_CHECKING:
 class ItemHooks(RunState):
     """The run's per-item work and hooks."""
 
+    def _stop_work_ahead(self) -> None:
+        """Stop the pipeline calls and judging started ahead before the run is stopped.
+
+        Their results would not be reported, and pytest formats the stop with
+        ``ast.parse`` on this thread: on CPython 3.11 another thread building an AST at
+        that moment (litellm imports modules lazily on its error paths, compiled from
+        source in a fresh environment) makes that fail with "SystemError: AST constructor
+        recursion depth mismatch" (python/cpython#106905), an internal error instead of
+        the run's usage error.
+        """
+        self.ahead.close()
+        self.scorers.stop_judging()
+
     def run_case(self, item: CaseItem, pipeline: Any) -> None:
         __tracebackhide__ = True
         record = self.new_record(item)
@@ -106,11 +119,13 @@ class ItemHooks(RunState):
             item.user_properties.append(("ragproof.status", record.status))
         if record.error_type == "JudgeConfigError":
             # The same for every case: say it once and stop the run (a usage error).
+            self._stop_work_ahead()
             item.session.shouldstop = "ragproof: the judge model cannot be called"
             pytest.fail(verdict.message or "ragproof: the judge model cannot be called", False)
         error = None if decisive is None else decisive.error
         if isinstance(error, PipelineSignatureError):
             # The same for every case: say it once and stop the run.
+            self._stop_work_ahead()
             item.session.shouldstop = "ragproof: the pipeline cannot take what ragproof passes"
             fixture = self.cfg.pipeline_fixture
             pytest.fail(f"ragproof: fixture '{fixture}': {error}", pytrace=False)

@@ -122,6 +122,11 @@ class Scorers:
         )
         return self.evaluators
 
+    def stop_judging(self) -> None:
+        """Stop the judge loop now (cancelling what was judged ahead); the cache stays open."""
+        if self.stage is not None:
+            self.stage.close()
+
     def close(self) -> None:
         caches = []
         if self.stage is not None:

@@ -95,12 +95,27 @@ def test_a_missing_key_with_the_cache_on_is_said_once_at_the_first_miss(
     assert llm_stub.request_count == 0
 
 
+#: Which of ragproof's threads are alive when pytest reports the run's stop.
+STOP_HOOK = """
+import threading
+
+def pytest_keyboard_interrupt(excinfo):
+    names = sorted(t.name for t in threading.enumerate() if t.name.startswith("ragproof"))
+    with open("alive-at-stop.txt", "w") as f:
+        f.write(" ".join(names))
+"""
+
+
 def test_a_rejected_key_stops_the_run_once_and_keeps_the_case_metrics(
     project: pytest.Pytester, llm_stub: StubServer
 ) -> None:
     llm_stub.set_handler(lambda body: server_error(401, echo=f"bad key {SECRET}"))
+    project.makeconftest(CONFTEST + STOP_HOOK)
     result = run(project, [], *_args(llm_stub, "--ragproof-no-cache"))
     assert result.ret == 4
+    # The work started ahead is stopped before pytest formats the stop (with ast.parse:
+    # another thread compiling meanwhile makes CPython 3.11 raise SystemError).
+    assert (project.path / "alive-at-stop.txt").read_text() == ""
     out = _before_short_summary(result.stdout.str())
     assert out.count("the judge model cannot be called: provider call failed") == 1
     assert "AuthenticationError (HTTP 401)" in out and "check the provider's API key" in out
