@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+# Imported with this module, before any in-process pytester run: a run drops the modules
+# it imported, and evaluate() must not mix its own classes with a dropped run's.
+from pytest_ragproof.evaluation import Results, evaluate
+
+if TYPE_CHECKING:
+    import pytest
 
 CASES: list[dict[str, Any]] = [
     {
@@ -64,3 +71,21 @@ def pytest_sessionfinish(session):
         with open("imported.txt", "w") as fh:
             fh.write(str("litellm" in sys.modules))
 """
+
+
+def evaluate_project(
+    project: pytest.Pytester, stub_url: str, monkeypatch: pytest.MonkeyPatch, **settings: Any
+) -> Results:
+    """``evaluate()`` over the project's cases with its conftest's pipeline as plain code,
+    from the project's folder, every judge on against the stub (``settings`` added)."""
+    namespace: dict[str, Any] = {}
+    exec(CONFTEST.replace('@pytest.fixture(scope="session")', ""), namespace)
+    monkeypatch.chdir(project.path)
+    return evaluate(
+        "cases.frozen.json",
+        namespace["rag_pipeline"](),
+        judges=["all"],
+        judge_model="openai/stub-judge",
+        judge_api_base=stub_url,
+        **settings,
+    )

@@ -15,11 +15,8 @@ from typing import Any
 
 import pytest
 
-# Imported before any in-process pytester run: a run drops the modules it imported, and
-# evaluate() must not mix its own classes with a dropped run's.
-from pytest_ragproof.evaluation import evaluate
 from tests.judge_stub import ScriptedJudge
-from tests.judges.project import CONFTEST
+from tests.judges.project import evaluate_project  # imports evaluate() before any pytester run
 from tests.llm_stub import Action, StubServer, hang, rate_limited, reply, server_error
 from tests.pytester_projects import load_json, run
 
@@ -155,15 +152,10 @@ def test_a_judge_failure_is_an_error_case_through_evaluate(
 ) -> None:
     step, action, error_type, status = FAULTS[fault]
     llm_stub.set_handler(FailOnBerlin(step, action))
-    namespace: dict[str, Any] = {}
-    exec(CONFTEST.replace('@pytest.fixture(scope="session")', ""), namespace)
-    monkeypatch.chdir(project.path)
-    doc = evaluate(
-        "cases.frozen.json",
-        namespace["rag_pipeline"](),
-        judges=["all"],
-        judge_model="openai/stub-judge",
-        judge_api_base=llm_stub.url,
+    doc = evaluate_project(
+        project,
+        llm_stub.url,
+        monkeypatch,
         judge_retries=1,
         judge_timeout=TIMEOUT_S,
         cache=False,

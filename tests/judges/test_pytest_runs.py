@@ -12,6 +12,7 @@ from tests.judge_stub import ScriptedJudge
 from tests.judges.conftest import SECRET
 from tests.judges.project import CASES as CASES  # tests/runner import them from here
 from tests.judges.project import CONFTEST as CONFTEST
+from tests.judges.project import evaluate_project
 from tests.llm_stub import Action, StubServer, server_error
 from tests.pytester_projects import load_json, run
 
@@ -68,7 +69,6 @@ def test_a_judged_run_under_xdist_gates_bounds_caches_and_agrees_with_evaluate(
     everything it shows: the gate, each worker's bound on requests in flight, the one
     cache both workers wrote, the same verdict as ``evaluate()``, and a re-run served by
     that cache that never imports litellm."""
-    from pytest_ragproof import evaluate
     from tests.runner.test_verdict_agreement import _timeless
 
     # Four cases, three of them qa with seven requests each: more work than slots, so
@@ -92,15 +92,10 @@ def test_a_judged_run_under_xdist_gates_bounds_caches_and_agrees_with_evaluate(
 
     # evaluate() over the same pipeline and settings (a cache of its own, empty) reaches
     # the same document, timings aside.
-    namespace: dict[str, Any] = {}
-    exec(CONFTEST.replace('@pytest.fixture(scope="session")', ""), namespace)
-    monkeypatch.chdir(project.path)
-    ours = evaluate(
-        "cases.frozen.json",
-        namespace["rag_pipeline"](),
-        judges=["all"],
-        judge_model="openai/stub-judge",
-        judge_api_base=llm_stub.url,
+    ours = evaluate_project(
+        project,
+        llm_stub.url,
+        monkeypatch,
         judge_retries=0,
         judge_concurrency=3,
         cache_dir="llmcache-evaluate",
@@ -359,18 +354,11 @@ def test_every_judge_keeps_the_configured_number_of_requests_in_flight(
 def test_evaluate_keeps_the_configured_number_of_requests_in_flight(
     project: pytest.Pytester, llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_ragproof import evaluate
-
     llm_stub.set_handler(ScriptedJudge(delay_s=0.1))
-    namespace: dict[str, Any] = {}
-    exec(CONFTEST.replace('@pytest.fixture(scope="session")', ""), namespace)
-    monkeypatch.chdir(project.path)
-    results = evaluate(
-        "cases.frozen.json",
-        namespace["rag_pipeline"](),
-        judges=["all"],
-        judge_model="openai/stub-judge",
-        judge_api_base=llm_stub.url,
+    results = evaluate_project(
+        project,
+        llm_stub.url,
+        monkeypatch,
         judge_concurrency=5,
         cache=False,
     )
