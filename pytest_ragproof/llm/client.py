@@ -77,7 +77,7 @@ class LLMClient:
         """Plain text completion of ``messages``, cached under ``prompt_version``."""
         self.stats.calls += 1
         request = build_request(self.config, messages, prompt_version, params)
-        hit = self.cache.get(request.key) if self.cache.enabled else None
+        hit = self._cached(request)
         if hit is not None:
             self.stats.record_hit(hit.priced)
             return CompletionResult(hit.text, _usage(hit), _cost(hit), cached=True, attempts=0)
@@ -197,9 +197,7 @@ class LLMClient:
     def _structured_hit(
         self, request: Request, schema: type[T], replay_invalid: bool
     ) -> StructuredResult[T] | None:
-        if not self.cache.enabled:
-            return None  # the key is not even made
-        hit = self.cache.get(request.key)
+        hit = self._cached(request)
         if hit is None:
             return None
         parsed = _parse(hit.text, schema)
@@ -227,9 +225,13 @@ class LLMClient:
         if self.admit is not None:
             self.admit()
 
+    def _cached(self, request: Request) -> CachedResponse | None:
+        """The cached reply to ``request``; without a cache its key is not even made."""
+        return self.cache.get(request.key) if self.cache.enabled else None
+
     def _store(self, request: Request, reply: Reply) -> None:
         if not self.cache.enabled:
-            return
+            return  # the key is not made either
         usage = reply.usage
         priced = reply.cost is not None
         entry = CachedResponse(reply.text, usage.prompt_tokens, usage.completion_tokens, priced)
