@@ -575,6 +575,11 @@ def phase_run(proj: Path, server: StubServer, path: str, concurrency: int, n: in
     return measured(server, cmd, proj, f"{n} passed")
 
 
+def ideal(requests: int, latency: float, concurrency: int, litellm_ms: float) -> float:
+    """The larger of the latency bound and litellm's CPU floor, in seconds."""
+    return max(requests * latency / concurrency, requests * litellm_ms / 1000)
+
+
 def judge_phase(
     tmp: Path,
     server: StubServer,
@@ -604,9 +609,7 @@ def judge_phase(
             base = bare(tmp, server, phases[paths[0]].bodies, concurrency)
             litellm_ms = base.cpu_ms
             # Bare litellm against the same ideal: how near any litellm client gets here.
-            bare_ideal = max(
-                base.requests * latency / concurrency, base.requests * litellm_ms / 1000
-            )
+            bare_ideal = ideal(base.requests, latency, concurrency, litellm_ms)
             print(
                 f"  round {r + 1}, {concurrency} in flight: bare litellm {base.requests} calls, "
                 f"{base.wall:.1f} s (ratio {base.wall / bare_ideal:.2f} to its ideal), "
@@ -615,12 +618,12 @@ def judge_phase(
                 flush=True,
             )
             for p, ph in phases.items():
-                ideal = max(ph.requests * latency / concurrency, ph.requests * litellm_ms / 1000)
-                ratios[p].append(ph.wall / ideal)
+                best = ideal(ph.requests, latency, concurrency, litellm_ms)
+                ratios[p].append(ph.wall / best)
                 own[p].append((ph.cpu_ms - litellm_ms) / litellm_ms)
                 print(
-                    f"    {p}: {ph.requests} requests, phase {ph.wall:.1f} s, ideal {ideal:.1f} s "
-                    f"(ratio {ph.wall / ideal:.2f}); in flight mean {ph.mean_in_flight:.1f} "
+                    f"    {p}: {ph.requests} requests, phase {ph.wall:.1f} s, ideal {best:.1f} s "
+                    f"(ratio {ph.wall / best:.2f}); in flight mean {ph.mean_in_flight:.1f} "
                     f"p10 {ph.p10_in_flight:.0f} max {ph.max_in_flight}; CPU {ph.cpu_ms:.1f} ms "
                     f"a request (ragproof's own {ph.cpu_ms - litellm_ms:+.1f} ms)",
                     flush=True,
