@@ -25,9 +25,13 @@ def versions() -> dict[str, str]:
     return out
 
 
+#: The results file's encoder: deterministic, diff-friendly (sorted keys, 2-space indent).
+_ENCODER = json.JSONEncoder(sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False)
+
+
 def dumps(results: dict[str, Any]) -> str:
     """Deterministic, diff-friendly JSON: sorted keys, 2-space indent, trailing newline."""
-    return json.dumps(results, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return _ENCODER.encode(results) + "\n"
 
 
 #: Characters of JSON handed to the file at a time by :func:`dump_parts`.
@@ -42,10 +46,9 @@ def dump_parts(results: dict[str, Any]) -> Iterator[str]:
     that holds every case already. The same encoder yields the same tokens here,
     joined into parts of about 64 K characters.
     """
-    encoder = json.JSONEncoder(sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False)
     part: list[str] = []
     size = 0
-    for token in encoder.iterencode(results):
+    for token in _ENCODER.iterencode(results):
         part.append(token)
         size += len(token)
         if size >= _PART:
