@@ -59,10 +59,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)"
     )
-    parser.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    parser.add_argument(
+        "--port", type=port_number, default=0, help="port 1-65535 (default, or 0: a free one)"
+    )
     parser.add_argument(
         "--no-browser", action="store_true", help="print the URL without opening a browser"
     )
+
+
+def port_number(text: str) -> int:
+    """``--port``: a TCP port, 1..65535, or 0 for a free one (argparse shows the message)."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a port: give a number from 1 to 65535 (or 0 for a free one), "
+            "e.g. --port 8765"
+        )
+    return port
 
 
 def default_reviewer() -> str:

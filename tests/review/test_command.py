@@ -155,3 +155,15 @@ def test_results_without_judges_say_there_is_nothing_to_label(judged: Any, tmp_p
     code, err = stop(proc)
     assert code == 0
     assert "has a judged metric, so there is nothing to label" in err
+
+
+@pytest.mark.parametrize("port", ["99999", "-1", "http"])
+def test_a_port_out_of_range_is_a_usage_error(
+    results_path: Path, port: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        main(["review", str(results_path), "--port", port, "--no-browser"])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument --port: {port!r} is not a port: give a number from 1 to 65535" in err
+    assert "Traceback" not in err and "OverflowError" not in err
