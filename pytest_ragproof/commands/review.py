@@ -102,17 +102,28 @@ def default_reviewer() -> str:
 
 
 def is_results_file(path: Path) -> bool:
-    """Does ``path`` hold a results document (a JSON object of format ragproof.results/1)?"""
+    """Does ``path`` hold a results document (a JSON object of format ragproof.results/1)?
+
+    ConfigError for a results file that does not parse (cut off, edited): a JSON
+    document over several lines (``{`` alone on the first, as every results file is
+    written) is never a JSONL review file, so it is not handed to the dataset review.
+    """
     import json
 
+    from pytest_ragproof.results.document import invalid_json
+
     try:
-        with path.open("rb") as fh:
-            head = fh.read(1).lstrip()
-            if head != b"{":
-                return False
-            data = json.loads(head + fh.read())
-    except (OSError, ValueError):
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False  # the dataset review says what is wrong with it
+    if not text.lstrip().startswith("{"):
         return False
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if text.lstrip().split("\n", 1)[0].strip() == "{":
+            raise ConfigError(invalid_json(path, exc)) from None
+        return False  # JSONL: one object a line
     return isinstance(data, dict) and str(data.get("format", "")).startswith("ragproof.results/")
 
 

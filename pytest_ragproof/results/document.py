@@ -81,9 +81,19 @@ def read_results(path: Path, *, check: bool = False, shown: str | None = None) -
     from pytest_ragproof.errors import ConfigError
 
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read results file {path}: {type(exc).__name__}") from None
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise ConfigError(f"cannot read results file {path}: {reason}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"results file {path} is not UTF-8 text (byte {exc.start}): it is not a results "
+            "file; give the file --ragproof-report wrote"
+        ) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(invalid_json(path, exc)) from None
     if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT:
         raise ConfigError(f"{path} is not a ragproof results file (format {RESULTS_FORMAT})")
     if check:
@@ -91,6 +101,29 @@ def read_results(path: Path, *, check: bool = False, shown: str | None = None) -
 
         check_results(data, shown or str(path))
     return data
+
+
+def invalid_json(path: Path, exc: json.JSONDecodeError) -> str:
+    """The one-line message of a results file that does not parse: where, and what to do.
+
+    A results file is one JSON object: ``{`` to ``}``. One that starts so but does not
+    end so was cut short (a write or a copy interrupted); one that does both was edited
+    into invalid JSON; one that does not start so, or holds more (JSONL), is another file.
+    """
+    where = f"line {exc.lineno}, column {exc.colno}"
+    again = "write it again (pytest --ragproof-report=PATH) or use an intact copy"
+    text = exc.doc.strip()
+    if not text.startswith("{") or exc.msg == "Extra data":  # e.g. a JSONL dataset
+        return (
+            f"{path} is not a ragproof results file: not one JSON object ({exc.msg} at "
+            f"{where}); give the file pytest --ragproof-report=PATH wrote"
+        )
+    if not text.endswith("}"):
+        return (
+            f"results file {path} is truncated: its JSON breaks off at {where} (a write or "
+            f"copy cut off?); {again}"
+        )
+    return f"results file {path} is not valid JSON at {where}: {exc.msg} (edited by hand?); {again}"
 
 
 def is_flaky(case: Any) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.pytester_projects import load_json, run, write_frozen
@@ -43,8 +45,32 @@ def test_a_file_that_is_not_a_results_file_is_refused(project: pytest.Pytester) 
     result = run(project, SERIAL, "--ragproof-baseline=base.json")
     assert result.ret == 1
     result.stdout.fnmatch_lines(
-        ["*gate FAILED: baseline: cannot read results file*JSONDecodeError*"]
+        [
+            "*gate FAILED: baseline: *base.json is not a ragproof results file: not one "
+            "JSON object (Expecting value at line 1, column 1); give the file pytest "
+            "--ragproof-report=PATH wrote*"
+        ]
     )
+
+
+def test_a_truncated_baseline_names_the_line_and_column(project: pytest.Pytester) -> None:
+    update(project, SERIAL)
+    path = project.path / "base.json"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text[: len(text) // 2], encoding="utf-8")
+    with pytest.raises(json.JSONDecodeError) as raised:
+        json.loads(path.read_text(encoding="utf-8"))
+    where = f"line {raised.value.lineno}, column {raised.value.colno}"
+    result = run(project, SERIAL, "--ragproof-baseline=base.json")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(
+        [
+            f"*ragproof gate FAILED: baseline: results file {path} is truncated: its JSON "
+            f"breaks off at {where} (a write or copy cut off?); write it again (pytest "
+            "--ragproof-report=PATH) or use an intact copy"
+        ]
+    )
+    assert "JSONDecodeError" not in result.stdout.str() + result.stderr.str()
 
 
 def test_bad_tolerance_and_alpha_give_an_example(project: pytest.Pytester) -> None:

@@ -103,7 +103,7 @@ def test_kind_is_for_inspectorraget_only(
     ("content", "message"),
     [
         ('{"format": "ragproof.dataset/1", "cases": []}', "is not a ragproof results file"),
-        ('{"id": "a", "kind": "qa"}\n{"id": "b"}\n', "cannot read results file"),
+        ('{"id": "a", "kind": "qa"}\n{"id": "b"}\n', "is not a ragproof results file"),
         ("[1, 2]", "is not a ragproof results file"),
         (None, "cannot read results file"),
     ],
