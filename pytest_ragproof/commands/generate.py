@@ -264,15 +264,25 @@ def run(args: argparse.Namespace) -> int:
         raise
     finally:
         client.cache.close()  # one file again; what went wrong with it is said below
-    result.write(args.out)
     summary = result.summary
+    if summary["written"]:
+        result.write(args.out)
+    # else nothing is written: an empty file would only block the re-run (exists, no
+    # --overwrite), and an --overwrite run keeps the file it would have replaced.
     for note in client.cache.notes():
         print(f"ragproof generate: {note}", file=sys.stderr)
     if not args.quiet:
         print(render_table(summary), file=sys.stderr)
+        if summary["written"]:
+            print(
+                f"wrote {summary['written']} case(s) to {args.out} and summary to "
+                f"{summary_path(args.out)}",
+                file=sys.stderr,
+            )
+    if not summary["written"]:
+        kept = " (the existing file is unchanged)" if Path(args.out).exists() else ""
         print(
-            f"wrote {summary['written']} case(s) to {args.out} and summary to "
-            f"{summary_path(args.out)}",
+            f"ragproof generate: no case was generated, so nothing was written to {args.out}{kept}",
             file=sys.stderr,
         )
     if summary["written"] == 0 and summary["llm"]["requests"] > 0 and _all_failed(summary):

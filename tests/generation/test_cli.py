@@ -167,3 +167,38 @@ def test_a_model_without_its_key_is_one_usage_error_before_any_call(
     assert err.count("ANTHROPIC_API_KEY") == 1 and "no API key is set" in err
     assert "Traceback" not in err
     assert llm_stub.request_count == 0 and not out.exists()
+
+
+def test_a_run_where_every_call_failed_writes_nothing_and_blocks_no_rerun(
+    tmp_path: Path, llm_stub: StubServer, fake: FakeModel, capsys: pytest.CaptureFixture[str]
+) -> None:
+    corpus = write_text_corpus(
+        tmp_path / "corpus",
+        {
+            "a.txt": "FAULT_401 Refunds are processed within fourteen days.",
+            "b.txt": "FAULT_401 Invoices are issued monthly for each customer.",
+        },
+    )
+    out = tmp_path / "out.jsonl"
+    args = ["generate", "--corpus", str(corpus), "--out", str(out), "--qa", "2"]
+    args += ["--model", MODEL, "--api-base", llm_stub.url, "--no-cache"]
+    assert main(args) == 1  # the stub refuses every call (401, not retried)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus"]  # no empty out.jsonl
+    err = capsys.readouterr().err
+    assert "every model call failed" in err
+    assert f"no case was generated, so nothing was written to {out}\n" in err
+
+    # The provider fixed: the same command runs (no --overwrite needed) and writes.
+    (corpus / "a.txt").write_text("Refunds are processed within fourteen days.", "utf-8")
+    (corpus / "b.txt").write_text("Invoices are issued monthly for each customer.", "utf-8")
+    assert main(args) == 0
+    written = out.read_text(encoding="utf-8")
+    assert len(written.splitlines()) == 2
+
+    # A failing --overwrite run keeps the file it would have replaced.
+    (corpus / "a.txt").write_text("FAULT_401 Refunds are processed within fourteen days.", "utf-8")
+    (corpus / "b.txt").write_text("FAULT_401 Invoices are issued monthly for each one.", "utf-8")
+    capsys.readouterr()
+    assert main([*args, "--overwrite"]) == 1
+    assert "nothing was written to" in capsys.readouterr().err
+    assert out.read_text(encoding="utf-8") == written
