@@ -10,13 +10,24 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof.history.runs import resolve_row
 from pytest_ragproof.history.shapes import CaseDiff, RunComparison, summary_of
+from pytest_ragproof.regression.comparison import Flags
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
 
     from pytest_ragproof.history.store import Store
 
-__all__ = ["compare_runs"]
+__all__ = ["HISTORY_FLAGS", "compare_runs"]
+
+
+#: The way out each message names, in this command's options (not pytest's).
+HISTORY_FLAGS = Flags(
+    refresh="compare two runs of the same dataset",
+    allow_dataset_change="ragproof history compare --allow-dataset-change",
+    fail_on_case_regression="--fail-on-case-regression",
+    other_baseline="compare two runs of the same dataset and pipeline",
+    alpha_example="--alpha 0.05",
+)
 
 
 def _stored_document(conn: sa.Connection, store: Store, row: Any) -> tuple[dict[str, Any], Any]:
@@ -83,6 +94,7 @@ def compare_runs(
         alpha=alpha,
         allow_dataset_change=allow_dataset_change,
         fail_on_case_regression=fail_on_case_regression,
+        flags=HISTORY_FLAGS,
     )
     lines = summary_lines(comparison, str(row_a.run_id))
     return RunComparison(

@@ -38,10 +38,12 @@ from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.metrics import registry
 from pytest_ragproof.metrics.selector import Selector
 from pytest_ragproof.regression.comparison import (
+    PYTEST_FLAGS,
     WORST_SHOWN,
     AggregateChange,
     CaseFlip,
     Comparison,
+    Flags,
 )
 from pytest_ragproof.regression.stats import (
     is_binary,
@@ -53,7 +55,7 @@ from pytest_ragproof.regression.stats import (
 from pytest_ragproof.regression.tolerance import Tolerance, parse_tolerances, tolerance_for
 from pytest_ragproof.results.document import RESULTS_FORMAT
 
-__all__ = ["AggregateChange", "CaseFlip", "Comparison", "compare"]
+__all__ = ["PYTEST_FLAGS", "AggregateChange", "CaseFlip", "Comparison", "Flags", "compare"]
 
 # Means closer than this are equal (float noise in sums of metric values).
 EPSILON = 1e-12
@@ -251,6 +253,7 @@ def _check_comparable(
     baseline: dict[tuple[str, str], Mapping[str, Any]],
     dataset_changed: bool,
     notes: list[str],
+    flags: Flags,
 ) -> None:
     """ConfigError when the baseline shares no case with a run that has cases, or (same
     dataset) a shared case changed kind; a note of the cases that changed kind with the
@@ -261,8 +264,8 @@ def _check_comparable(
         theirs = ", ".join(sorted({p for p, _ in baseline})) or "none"
         raise ConfigError(
             f"the baseline holds none of this run's {len(current)} case(s) (baseline "
-            f"pipeline(s): {theirs}; this run: {mine}), so it would compare nothing; point "
-            "--ragproof-baseline at the baseline of this dataset and pipeline"
+            f"pipeline(s): {theirs}; this run: {mine}), so it would compare nothing; "
+            f"{flags.other_baseline}"
         )
     moved = [k for k in shared if current[k].get("kind") != baseline[k].get("kind")]
     if moved and not dataset_changed:
@@ -296,20 +299,22 @@ def compare(
     alpha: float = 0.05,
     allow_dataset_change: bool = False,
     fail_on_case_regression: bool = False,
+    flags: Flags = PYTEST_FLAGS,
 ) -> Comparison:
     """Compare two results documents; see the module docstring for the rules.
 
     ``tolerances`` are ``[SELECTOR:]METRIC=DELTA`` strings (or parsed
     :class:`Tolerance`); bad expressions and an ``alpha`` outside (0, 1) raise
     :class:`~pytest_ragproof.errors.ConfigError`, as does a document that is not
-    a ``ragproof.results/1`` results document.
+    a ``ragproof.results/1`` results document. ``flags``: the options its messages
+    name (:data:`PYTEST_FLAGS` by default).
     """
     _check_document(current, "the current results")
     _check_document(baseline, "the baseline")
     if not (isinstance(alpha, int | float) and 0.0 < alpha < 1.0):
         raise ConfigError(
             f"regression alpha must be a number strictly between 0 and 1, got {alpha!r}; "
-            "e.g. --ragproof-regression-alpha 0.05"
+            f"e.g. {flags.alpha_example}"
         )
     tols = parse_tolerances(tolerances)
     cur_ds, base_ds = _datasets(current), _datasets(baseline)
@@ -321,18 +326,18 @@ def compare(
         baseline_datasets=base_ds,
         current_datasets=cur_ds,
         dataset_changed=changed,
+        flags=flags,
     )
     if changed and not allow_dataset_change:
         result.refused = (
             f"the baseline was made from {_describe(base_ds)} but this run evaluates "
-            f"{_describe(cur_ds)}; refresh the baseline with --ragproof-baseline-update, or "
-            "compare the case ids both share with --ragproof-baseline-allow-dataset-change "
-            "(allow_dataset_change=True from Python)"
+            f"{_describe(cur_ds)}; {flags.refresh}, or compare the case ids both share with "
+            f"{flags.allow_dataset_change}"
         )
         result.gate_failures.append(f"baseline refused: {result.refused}")
         return result
     cur_cases, base_cases = _index(current), _index(baseline)
-    _check_comparable(cur_cases, base_cases, changed, result.notes)
+    _check_comparable(cur_cases, base_cases, changed, result.notes, flags)
     if changed:
         shared = len({cid for _, cid in cur_cases} & {cid for _, cid in base_cases})
         result.notes.append(
@@ -362,6 +367,6 @@ def compare(
                 more = f", … (+{len(regressed) - 10})" if len(regressed) > 10 else ""
                 result.gate_failures.append(
                     f"{len(regressed)} case(s) regressed against the baseline [{pipeline}]: "
-                    f"{shown}{more} (--ragproof-fail-on-case-regression)"
+                    f"{shown}{more} ({flags.fail_on_case_regression})"
                 )
     return result

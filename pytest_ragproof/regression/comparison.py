@@ -12,7 +12,7 @@ from typing import Any
 from pytest_ragproof.regression.stats import MeanInterval, PairedTest
 from pytest_ragproof.regression.tolerance import Tolerance
 
-__all__ = ["WORST_SHOWN", "AggregateChange", "CaseFlip", "Comparison"]
+__all__ = ["PYTEST_FLAGS", "WORST_SHOWN", "AggregateChange", "CaseFlip", "Comparison", "Flags"]
 
 # How many of the cases that got worse a regression names (as failed aggregates do).
 WORST_SHOWN = 5
@@ -73,6 +73,30 @@ class AggregateChange:
         return ", ".join(f"{cid} {before:.4g} -> {now:.4g}" for cid, before, now in self.worst)
 
 
+@dataclass(frozen=True)
+class Flags:
+    """The ways out a comparison's messages name, in the words of the caller's options.
+
+    A comparison is asked for by a pytest run (``--ragproof-baseline``, and ``evaluate()``
+    with the same settings) and by ``ragproof history compare``, whose options are its
+    own (``--allow-dataset-change``): each names the flags its user can pass.
+    """
+
+    #: what to do about a baseline of other dataset content, besides allowing it
+    refresh: str = "refresh the baseline with --ragproof-baseline-update"
+    allow_dataset_change: str = (
+        "--ragproof-baseline-allow-dataset-change (allow_dataset_change=True from Python)"
+    )
+    fail_on_case_regression: str = "--ragproof-fail-on-case-regression"
+    #: what to do about a baseline that shares no case with the run
+    other_baseline: str = "point --ragproof-baseline at the baseline of this dataset and pipeline"
+    alpha_example: str = "--ragproof-regression-alpha 0.05"
+
+
+#: The flags of a pytest run (and of ``evaluate()``'s matching keywords).
+PYTEST_FLAGS = Flags()
+
+
 @dataclass
 class Comparison:
     """Everything a baseline comparison found; ``to_dict()`` goes into ``results["baseline"]``."""
@@ -88,6 +112,8 @@ class Comparison:
     aggregates: list[AggregateChange] = field(default_factory=list)
     gate_failures: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: the options the caller's messages name (not part of ``to_dict()``)
+    flags: Flags = PYTEST_FLAGS
 
     @property
     def passed(self) -> bool:

@@ -350,6 +350,7 @@ def summary_lines(comparison: Comparison, name: str) -> list[str]:
     lines.extend(f"  note: {note}" for note in comparison.notes)
     if comparison.flips_of("regressed") and not comparison.fail_on_case_regression:
         lines.append(
-            "  case flips do not gate the run (--ragproof-fail-on-case-regression makes them)"
+            f"  case flips do not gate the run ({comparison.flags.fail_on_case_regression} "
+            "makes them)"
         )
     return lines

@@ -127,3 +127,30 @@ def test_the_default_store_is_created_only_when_asked(
     monkeypatch.setenv("RAGPROOF_HISTORY", str(tmp_path / "other.sqlite"))
     code, out, _ = _run(capsys, "add", str(files["good"]))
     assert code == 0 and "added run" in out and (tmp_path / "other.sqlite").is_file()
+
+
+def test_compare_names_its_own_options_not_pytests(
+    tmp_path: Path, files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = ["--store", str(tmp_path / "h.sqlite")]
+    other = tmp_path / "other.json"  # another dataset (fewer cases), three qa cases failing
+    write_results(document(qa=12, missing={"qa-001", "qa-002", "qa-003"}), other)
+    assert _run(capsys, "add", str(files["good"]), str(other), *store)[0] == 0
+
+    code, out, _ = _run(capsys, "compare", _id(files["good"]), _id(other), *store)
+    assert code == 1
+    assert "not compared (dataset changed)" in out
+    assert (
+        "; compare two runs of the same dataset, or compare the case ids both share with "
+        "ragproof history compare --allow-dataset-change\n"
+    ) in out
+    assert "--ragproof-" not in out
+
+    allowed = [_id(files["good"]), _id(other), "--allow-dataset-change", *store]
+    code, out, _ = _run(capsys, "compare", *allowed)
+    assert "3 regressed" in out
+    assert "case flips do not gate the run (--fail-on-case-regression makes them)" in out
+    code, out, _ = _run(capsys, "compare", *allowed, "--fail-on-case-regression")
+    assert code == 1
+    assert "3 case(s) regressed against the baseline [rag_pipeline]: qa-001, qa-002, qa-003 " in out
+    assert "(--fail-on-case-regression)" in out and "--ragproof-" not in out
