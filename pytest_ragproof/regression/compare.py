@@ -55,7 +55,15 @@ from pytest_ragproof.regression.stats import (
 from pytest_ragproof.regression.tolerance import Tolerance, parse_tolerances, tolerance_for
 from pytest_ragproof.results.document import RESULTS_FORMAT
 
-__all__ = ["PYTEST_FLAGS", "AggregateChange", "CaseFlip", "Comparison", "Flags", "compare"]
+__all__ = [
+    "NOT_COMPARED",
+    "PYTEST_FLAGS",
+    "AggregateChange",
+    "CaseFlip",
+    "Comparison",
+    "Flags",
+    "compare",
+]
 
 # Means closer than this are equal (float noise in sums of metric values).
 EPSILON = 1e-12
@@ -112,6 +120,12 @@ def _flips(
     return out
 
 
+#: Metrics a written baseline leaves out, and why (a threshold on one still gates each
+#: run on its own): named with the reason when the baseline holds none of them.
+NOT_COMPARED: dict[str, str] = {
+    "latency_s": "timings depend on the machine that ran them, so a baseline never holds them",
+}
+
 # Compared with every baseline, whether or not a threshold names them (per kind present).
 HEADLINE: dict[str, tuple[str, ...]] = {
     "qa": ("hit@5", "recall@5", "mrr", "token_f1", "abstained"),
@@ -141,6 +155,11 @@ def _gated_keys(
             keys.setdefault((pipeline, tol.selector, tol.metric), None)
     order = {p: i for i, p in enumerate(pipelines)}
     return sorted(keys, key=lambda k: order.get(k[0], len(order)))
+
+
+def _holds(cases: Mapping[tuple[str, str], Mapping[str, Any]], pipeline: str, metric: str) -> bool:
+    """Does any case of ``pipeline`` hold a value of ``metric``?"""
+    return any(p == pipeline and metric in (c.get("metrics") or {}) for (p, _), c in cases.items())
 
 
 def _selected(data: Mapping[str, Any], selector: Selector, kinds: frozenset[str] | None) -> bool:
@@ -350,6 +369,12 @@ def compare(
         result.notes.append(f"pipeline {gone} is in the baseline but not in this run")
     result.flips = _flips(cur_cases, base_cases)
     for key in _gated_keys(current, tols, pipelines):
+        pipeline, selector, metric = key
+        if metric in NOT_COMPARED and not _holds(base_cases, pipeline, metric):
+            # Left out of the baseline on purpose: say why, not "no case scored".
+            label = metric if selector == "*" else f"{selector}:{metric}"
+            result.notes.append(f"{label} [{pipeline}] not compared: {NOT_COMPARED[metric]}")
+            continue
         change = _aggregate(key, cur_cases, base_cases, tols, result.alpha)
         result.aggregates.append(change)
         if change.failed:

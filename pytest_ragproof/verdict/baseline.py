@@ -25,7 +25,7 @@ from typing import Any
 
 from pytest_ragproof import defaults
 from pytest_ragproof.errors import ConfigError
-from pytest_ragproof.regression.compare import AggregateChange, Comparison, compare
+from pytest_ragproof.regression.compare import NOT_COMPARED, AggregateChange, Comparison, compare
 from pytest_ragproof.results.document import RESULTS_FORMAT, read_results
 
 __all__ = [
@@ -39,7 +39,8 @@ __all__ = [
     "summary_lines",
 ]
 
-VOLATILE_METRICS = frozenset({"latency_s"})
+#: Left out of a written baseline (timings depend on the machine), so never compared.
+VOLATILE_METRICS = frozenset(NOT_COMPARED)
 _LIST_LIMIT = 10
 
 
@@ -342,7 +343,6 @@ def summary_lines(comparison: Comparison, name: str) -> list[str]:
         lines.extend("  " + row for row in _table(rows).splitlines())
         empty = [f"{a.label} [{a.pipeline}]" for a in comparison.aggregates if a not in rows]
         if empty:
-            # e.g. latency_s: never in a baseline (it depends on the machine).
             lines.append(f"  not compared (no case scored in both runs): {', '.join(empty)}")
     for a in comparison.aggregates:
         if a.note is not None:

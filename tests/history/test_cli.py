@@ -154,3 +154,20 @@ def test_compare_names_its_own_options_not_pytests(
     assert code == 1
     assert "3 case(s) regressed against the baseline [rag_pipeline]: qa-001, qa-002, qa-003 " in out
     assert "(--fail-on-case-regression)" in out and "--ragproof-" not in out
+
+
+def test_compare_says_why_latency_is_not_compared(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = ["--store", str(tmp_path / "h.sqlite")]
+    gates = ("qa:recall@5>=0.8", "latency_s.p95<=5")
+    for name in ("a", "b"):
+        write_results(document(thresholds=gates), tmp_path / f"{name}.json")
+    assert _run(capsys, "add", str(tmp_path / "a.json"), str(tmp_path / "b.json"), *store)[0] == 0
+    code, out, _ = _run(capsys, "compare", "-2", "latest", *store)
+    assert code == 0
+    assert (
+        "  note: latency_s [rag_pipeline] not compared: timings depend on the machine that ran "
+        "them, so a baseline never holds them\n"
+    ) in out
+    assert "no case scored in both runs" not in out

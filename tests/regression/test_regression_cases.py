@@ -54,11 +54,23 @@ def test_the_worst_cases_follow_the_metrics_direction() -> None:
 
 def test_a_metric_without_data_is_one_line_not_a_row() -> None:
     now, base = _runs()
-    rows = [threshold("latency_s")]
+    rows = [threshold("faithfulness")]  # scored by neither run
     lines = summary_lines(compare({**now, "thresholds": rows}, base), "base.json")
     assert not any("no data" in line for line in lines)
-    assert "  not compared (no case scored in both runs): qa:latency_s [p]" in lines
+    assert "  not compared (no case scored in both runs): qa:faithfulness [p]" in lines
     assert any("qa" in line and "hit@5" in line and "REGRESSION" in line for line in lines)
+
+
+def test_latency_left_out_of_the_baseline_is_named_with_that_reason() -> None:
+    _, base = _runs()  # as a written baseline: no timings
+    rows = [threshold("latency_s")]
+    now = results([case(cid, {"hit@5": 1.0, "latency_s": 0.2}) for cid in IDS], thresholds=rows)
+    lines = summary_lines(compare(now, base), "base.json")
+    assert (
+        "  note: qa:latency_s [p] not compared: timings depend on the machine that ran them, "
+        "so a baseline never holds them"
+    ) in lines
+    assert not any("no case scored in both runs" in line for line in lines)
 
 
 def test_a_gated_run_names_its_worse_cases(project: pytest.Pytester) -> None:
