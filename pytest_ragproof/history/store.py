@@ -75,7 +75,14 @@ def _engine(target: Target) -> sa.Engine:
         _check_sqlite_file(target)
         if target.path is not None:
             # The store's folder, asked for by naming the store (e.g. .ragproof/).
-            target.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                target.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise HistoryError(
+                    f"history store {target.shown}: cannot create its folder "
+                    f"{target.path.parent}: {exc.strerror or type(exc).__name__}; give a store "
+                    "path in a folder you can write"
+                ) from None
         engine = sa.create_engine(target.url, connect_args={"timeout": BUSY_TIMEOUT_MS / 1000})
 
         @sa.event.listens_for(engine, "connect")

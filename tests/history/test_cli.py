@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -171,3 +172,34 @@ def test_compare_says_why_latency_is_not_compared(
         "them, so a baseline never holds them\n"
     ) in out
     assert "no case scored in both runs" not in out
+
+
+@pytest.fixture
+def read_only(tmp_path: Path) -> Iterator[Path]:
+    """A folder on a read-only bind mount (skipped where mounting is not permitted)."""
+    import subprocess
+
+    src, ro = tmp_path / "src", tmp_path / "ro"
+    src.mkdir()
+    ro.mkdir()
+    try:
+        subprocess.run(["mount", "--bind", str(src), str(ro)], check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("cannot bind-mount a folder here (needs root and mount)")
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(ro)], check=True, capture_output=True)
+        yield ro
+    finally:
+        subprocess.run(["umount", str(ro)], check=False, capture_output=True)
+
+
+def test_a_store_folder_on_a_read_only_file_system_is_one_line(
+    read_only: Path, files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = read_only / "sub" / "h.sqlite"
+    code, _, err = _run(capsys, "add", str(files["good"]), "--store", str(store))
+    assert code == 2
+    assert err == (
+        f"ragproof history add: error: history store {store}: cannot create its folder "
+        f"{store.parent}: Read-only file system; give a store path in a folder you can write\n"
+    )
