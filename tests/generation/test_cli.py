@@ -10,7 +10,7 @@ import pytest
 from pytest_ragproof.cli import main
 from tests.generation.conftest import MODEL, write_text_corpus
 from tests.generation.fake_model import FakeModel
-from tests.llm_stub import StubServer
+from tests.llm_stub import StubServer, closed_url
 
 
 @pytest.mark.parametrize(
@@ -167,3 +167,19 @@ def test_a_model_without_its_key_is_one_usage_error_before_any_call(
     assert err.count("ANTHROPIC_API_KEY") == 1 and "no API key is set" in err
     assert "Traceback" not in err
     assert llm_stub.request_count == 0 and not out.exists()
+
+
+def test_a_refused_connection_is_one_error_naming_the_address_not_a_retried_500(
+    tmp_path: Path, text_corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    address = closed_url()
+    out = tmp_path / "o.jsonl"
+    args = ["generate", "--corpus", str(text_corpus), "--out", str(out), "--qa", "4"]
+    args += ["--model", MODEL, "--api-base", address, "--cache-dir", str(tmp_path / "c")]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    expected = f"ragproof generate: error: cannot reach {address} (connection refused)"
+    assert err.count(expected) == 1, err
+    assert "HTTP 500" not in err and "InternalServerError" not in err
+    assert "every model call failed" not in err and "Traceback" not in err
+    assert not out.exists()
