@@ -289,12 +289,10 @@ def _problems(document: dict[str, Any]) -> list[str]:
 def _verdict(document: dict[str, Any], floor: float | None) -> tuple[str | None, int]:
     if floor is None:
         return None, 0
-    kappa = document["figures"].get("kappa", {}).get("value")
-    if kappa is None:
-        return f"--min-kappa {floor}: κ is undefined on these items, so the floor is not met", 1
-    if kappa < floor:
-        return f"--min-kappa {floor}: κ = {kappa:.3f} is below the floor", 1
-    return f"--min-kappa {floor}: κ = {kappa:.3f} meets the floor", 0
+    from pytest_ragproof.judges.agreement import kappa_gate
+
+    passed, line = kappa_gate(document["figures"], document.get("confusion"), floor)
+    return f"--min-kappa {floor}: {line}", 0 if passed else 1
 
 
 def _fmt(value: float | None) -> str:
