@@ -295,6 +295,35 @@ def test_a_missing_model_is_a_one_line_usage_error(
     assert not (tmp_path / "o.json").exists()
 
 
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (["LABELS", "--labels", "nope.jsonl"], "--labels nope.jsonl: file not found"),
+        (["--labels", "nope.jsonl"], "--labels nope.jsonl: file not found"),
+        (["--results", "nope.json", "--labels", "LABELS"], "--results nope.json: file not found"),
+        (["nope.jsonl"], "nope.jsonl: file not found"),
+        (["--halueval", "nope.jsonl"], "--halueval nope.jsonl: no such file"),
+    ],
+)
+def test_a_missing_input_file_is_named_before_the_missing_model(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    given: list[str],
+    said: str,
+) -> None:
+    monkeypatch.delenv("RAGPROOF_JUDGE_MODEL", raising=False)
+    monkeypatch.chdir(tmp_path)
+    labelled = write_jsonl(tmp_path / "labelled.jsonl", BINARY)
+    args = [str(labelled) if a == "LABELS" else a for a in given]
+    assert main(["judge-check", *args, "--json", "o.json"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"ragproof judge-check: error: {said}" in err
+    assert "judge model" not in err
+    assert not (tmp_path / "o.json").exists()
+
+
 def test_the_model_comes_from_the_environment_too(
     flipping: Flipping, llm_stub: StubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
