@@ -15,6 +15,7 @@
     ├── HistoryError                   the run history store cannot be opened, read or written
     └── LLMError                       anything from the LLM layer
         ├── LLMConfigError             no model configured / bad model settings
+        │   └── LLMUnreachableError    the model's server refused the connection
         ├── ProviderError              the provider failed (type + HTTP status only)
         │   └── LLMTimeoutError        the call or the retry budget timed out
         └── InvalidOutputError         the model's output did not validate, even after repair
@@ -143,6 +144,21 @@ class LLMError(RagproofError):
 
 class LLMConfigError(LLMError):
     """No model is configured, or the model settings are unusable."""
+
+
+class LLMUnreachableError(LLMConfigError):
+    """Nothing listens at the model's address: the connection was refused.
+
+    Every call would fail alike (a server not started, a wrong port), so it is a
+    configuration error, said once, not a provider failure per call.
+    """
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        super().__init__(
+            f"cannot reach {address} (connection refused): start the model server or "
+            "correct the API base"
+        )
 
 
 class ProviderError(LLMError):

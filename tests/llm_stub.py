@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
 import threading
 import time
 from collections import deque
@@ -93,6 +94,17 @@ def hang(seconds: float = 30.0) -> Action:
     The sleep is cut short when the server shuts down, so teardown never waits.
     """
     return Action(delay_s=seconds, content="{}")
+
+
+def closed_url() -> str:
+    """An API base on 127.0.0.1 where nothing listens: connecting to it is refused.
+
+    The port is one the system just handed out and took back (bound, read, closed).
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
 
 
 def _seconds(value: float) -> str:

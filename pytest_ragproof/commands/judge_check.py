@@ -11,7 +11,8 @@ scores in the results with people's labels.
 Exit codes: 0 the agreement was measured; 1 ``--min-kappa`` was not met, an item's
 judging failed (the figures would be partial) or nothing could be measured; 2 usage
 errors (bad options, no judge model or one that cannot be called at all, an
-unreadable or invalid input file, a ``--json`` path that belongs to another file).
+unreadable or invalid input file, a ``--json`` path that belongs to another file); a
+missing input file is said first, naming it.
 """
 
 from __future__ import annotations
@@ -151,9 +152,31 @@ def _refusal(path: Path) -> str | None:
     )
 
 
+def _missing_input(args: argparse.Namespace) -> str | None:
+    """The first input file named on the command line that is not there, said in one line.
+
+    Checked before anything else: a mistyped path is the fix to give, not a missing
+    judge model or an option that would only matter once the file is read. (``--halueval``
+    also takes a package name; its reader says when a path is missing.)
+    """
+    named = (("--results ", args.results), ("", args.labelled), ("--labels ", args.labels))
+    for flag, value in named:
+        if value is None:
+            continue
+        path = Path(value)
+        if not path.exists():
+            return f"{flag}{value}: file not found; check the path"
+        if path.is_dir():
+            return f"{flag}{value}: is a directory; give a file"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     from pytest_ragproof.errors import ConfigError, DatasetError, LLMConfigError, MissingExtraError
 
+    missing = _missing_input(args)
+    if missing is not None:
+        return _usage_error(missing)
     if args.results is not None:
         if args.labelled is not None:
             return _usage_error("give the results file once: --results FILE or LABELLED")
@@ -189,6 +212,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         judge = L.check_metric(args.metric)
+        # The inputs first: what is wrong with a file is said before what the model lacks.
+        source, items, language = _load(args)
         model = judge_config(args.judge_model, option="--judge-model").model
         settings = JudgeSettings(
             judges=frozenset({judge}),
@@ -201,7 +226,6 @@ def run(args: argparse.Namespace) -> int:
             timeout_s=args.timeout,
             max_retries=args.retries,
         )
-        source, items, language = _load(args)
         from pytest_ragproof.judges.agreement import is_binary
 
         graded = not is_binary([i.labels[args.metric] for i in items if args.metric in i.labels])
@@ -289,12 +313,10 @@ def _problems(document: dict[str, Any]) -> list[str]:
 def _verdict(document: dict[str, Any], floor: float | None) -> tuple[str | None, int]:
     if floor is None:
         return None, 0
-    kappa = document["figures"].get("kappa", {}).get("value")
-    if kappa is None:
-        return f"--min-kappa {floor}: κ is undefined on these items, so the floor is not met", 1
-    if kappa < floor:
-        return f"--min-kappa {floor}: κ = {kappa:.3f} is below the floor", 1
-    return f"--min-kappa {floor}: κ = {kappa:.3f} meets the floor", 0
+    from pytest_ragproof.judges.agreement import kappa_gate
+
+    passed, line = kappa_gate(document["figures"], document.get("confusion"), floor)
+    return f"--min-kappa {floor}: {line}", 0 if passed else 1
 
 
 def _fmt(value: float | None) -> str:

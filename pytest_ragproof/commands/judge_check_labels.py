@@ -6,7 +6,8 @@ for all reviewers together and for each reviewer, with the bootstrap intervals t
 command computes when it judges labelled items itself. Stale labels (the answer or
 contexts changed since they were given) and labels of cases not in the results are
 counted and left out. ``--min-kappa`` gates on Cohen's κ of all reviewers together,
-of every metric with 0/1 labels.
+of every metric with 0/1 labels: a metric whose labels mix in grades on its 0/1 labels
+alone, one with grades only is named as not gated (none gated: a usage error).
 
 Exit codes as the command's: 0 measured (and the floor met); 1 the floor not met,
 or no fresh label could be compared with a judge score; 2 usage errors.
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         report = agreement(results, chosen, cut=args.cut, resamples=args.bootstrap, seed=args.seed)
     except (ConfigError, DatasetError) as exc:
         return _usage_error(str(exc))
-    binary = [m for m in report.metrics if m.judge.labels == "binary"]
+    binary = [m for m in report.metrics if m.kappa_basis() is not None]
     if args.min_kappa is not None and report.metrics and not binary:
         return _usage_error("--min-kappa needs 0/1 labels; these labels are graded")
     document = _document(args, results, report)
@@ -114,25 +115,31 @@ def _document(
         **report.to_dict(),
     }
     if args.min_kappa is not None:
-        floor = args.min_kappa
-        lines, passed = [], True
-        for m in report.metrics:
-            if m.judge.labels != "binary":
-                continue
-            kappa = m.judge.value("kappa")
-            if kappa is None:
-                passed = False
-                lines.append(
-                    f"--min-kappa {floor}: {m.metric}: κ is undefined on these labels, "
-                    "so the floor is not met"
-                )
-            elif kappa < floor:
-                passed = False
-                lines.append(f"--min-kappa {floor}: {m.metric}: κ = {kappa:.3f} is below the floor")
-            else:
-                lines.append(f"--min-kappa {floor}: {m.metric}: κ = {kappa:.3f} meets the floor")
-        document["min_kappa"] = {"floor": floor, "passed": passed, "lines": lines}
+        document["min_kappa"] = _gate(report, args.min_kappa)
     return document
+
+
+def _gate(report: AgreementReport, floor: float) -> dict[str, Any]:
+    """``--min-kappa`` over every metric, a line each: gated, or named as not gated."""
+    from pytest_ragproof.judges.agreement import kappa_gate
+
+    lines, passed = [], True
+    for m in report.metrics:
+        head = f"--min-kappa {floor}: {m.metric}: "
+        basis = m.kappa_basis()
+        if basis is None:
+            lines.append(head + "not gated: no label is 0 or 1 (κ needs them)")
+            continue
+        if basis is not m.judge:
+            graded = m.judge.labelled - basis.labelled
+            head += (
+                f"on its {basis.labelled} 0/1 label(s), {graded} graded "
+                f"label{'' if graded == 1 else 's'} left out: "
+            )
+        met, line = kappa_gate(basis.figures, basis.confusion, floor, noun="label")
+        passed = passed and met
+        lines.append(head + line)
+    return {"floor": floor, "passed": passed, "lines": lines}
 
 
 def _fmt(value: float | None) -> str:

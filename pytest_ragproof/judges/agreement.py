@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -252,8 +252,38 @@ def graded_figures(labels: Sequence[float], scores: Sequence[float]) -> dict[str
     return {"spearman": spearman(labels, scores), "kendall_tau_b": kendall_tau_b(labels, scores)}
 
 
-def is_binary(labels: Sequence[float]) -> bool:
-    return all(v in (0, 1) for v in labels)
+def is_binary(values: Iterable[float]) -> bool:
+    """Are all values 0 or 1 (labels of a yes/no question, a pass/fail metric)?"""
+    return all(v in (0, 1) for v in values)
+
+
+def kappa_gate(
+    figures: Mapping[str, Mapping[str, Any]],
+    confusion: Mapping[str, int] | None,
+    floor: float,
+    *,
+    noun: str = "item",
+) -> tuple[bool, str]:
+    """Does Cohen's κ of 0/1 figures meet ``floor``, and the line that says so.
+
+    κ is undefined when judge and labels each use one single value: then (and only
+    then, on at least one item) they agree on every item, which meets any floor; the
+    line says κ is undefined and why it passes. With no item there is nothing to meet.
+    """
+    kappa = (figures.get("kappa") or {}).get("value")
+    if kappa is not None:
+        if kappa < floor:
+            return False, f"κ = {kappa:.3f} is below the floor"
+        return True, f"κ = {kappa:.3f} meets the floor"
+    c = confusion or {}
+    n = sum(c.values())
+    if n and not c.get("fp") and not c.get("fn"):
+        value = 1 if c.get("tp") else 0
+        return True, (
+            f"κ undefined: one value; agreement 100% on {n} {noun}(s) (all {value}), "
+            "so the floor is met"
+        )
+    return False, f"κ is undefined (no {noun} measured), so the floor is not met"
 
 
 def figure_entry(value: float | None, name: str, interval: Interval | None) -> dict[str, Any]:

@@ -9,7 +9,9 @@ unmatched labels are counted, never used), and per judged metric gives:
   item: a case two people labelled counts twice) and for each reviewer: accuracy,
   precision, recall, F1 and Cohen's κ when every label of the metric is 0 or 1 (a
   judge score of at least ``cut`` counts as a 1), Spearman's ρ and Kendall's τ-b
-  when some label is a grade; each with the percentile bootstrap interval of
+  when some label is a grade (and then, if others are 0 or 1, the 0/1 figures of
+  those alone, ``binary_part``: what a κ floor is held to); each with the percentile
+  bootstrap interval of
   :mod:`pytest_ragproof.judges.agreement`, as ``ragproof judge-check`` computes it
   when it judges labelled items itself;
 - people against each other (:mod:`.people`): Cohen's κ when exactly two
@@ -28,6 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_ragproof.judges.agreement import is_binary
 from pytest_ragproof.labels.cases import judged_claims
 from pytest_ragproof.labels.model import LABELLED_METRICS, Label
 from pytest_ragproof.labels.people import LabelKind, PeopleAgreement, label_kind, people_of
@@ -121,6 +124,13 @@ class MetricAgreement:
     by_reviewer: dict[str, JudgeFigures]
     people: PeopleAgreement
     claims: ClaimFigures | None = None
+    #: Graded labels mixed with 0/1 ones: the judge against the 0/1 labels alone (all
+    #: reviewers), what a κ floor is held to; None when the labels are all 0/1 or all grades.
+    binary_part: JudgeFigures | None = None
+
+    def kappa_basis(self) -> JudgeFigures | None:
+        """The 0/1 figures a κ floor is held to; None when no label is 0 or 1."""
+        return self.judge if self.judge.labels == "binary" else self.binary_part
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -129,6 +139,8 @@ class MetricAgreement:
             "by_reviewer": {name: f.to_dict() for name, f in self.by_reviewer.items()},
             "people": self.people.to_dict(),
         }
+        if self.binary_part is not None:
+            out["binary_part"] = self.binary_part.to_dict()
         if self.claims is not None:
             out["claims"] = self.claims.to_dict()
         return out
@@ -288,6 +300,12 @@ def agreement(
                 p.label.verdict
             )
         claims = _claim_figures(pairs, cases) if metric in ("faithfulness",) else None
+        given = [(p, p.label.verdict) for p in pairs if p.label.verdict is not None]
+        zero_one = [p for p, verdict in given if is_binary((verdict,))]
+        binary_part = None
+        if kind == "graded" and zero_one:
+            # One reviewer's grade must not take the 0/1 labels of the others out of a gate.
+            binary_part = _judge_figures(None, zero_one, "binary", cut, resamples, seed)
         metrics.append(
             MetricAgreement(
                 metric=metric,
@@ -295,6 +313,7 @@ def agreement(
                 by_reviewer=by_reviewer,
                 people=people_of(units, kind),
                 claims=claims if claims is not None and claims.given else None,
+                binary_part=binary_part,
             )
         )
         for p in pairs:

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pytest_ragproof.judges.agreement import is_binary
 from pytest_ragproof.labels.model import LABELLED_METRICS, Label
 from pytest_ragproof.labels.state import latest
 
@@ -114,7 +115,7 @@ def people_of(units: Mapping[Any, Mapping[str, float]], kind: LabelKind) -> Peop
 
 
 def label_kind(verdicts: Iterable[float]) -> LabelKind:
-    return "binary" if all(v in (0, 1) for v in verdicts) else "graded"
+    return "binary" if is_binary(verdicts) else "graded"
 
 
 def people_agreement(labels: Iterable[Label]) -> dict[str, PeopleAgreement]:

@@ -24,7 +24,8 @@ Public API::
     client.stats.as_dict()   # calls, requests, cache hits, retries by reason, failures...
 
 Errors (all :class:`pytest_ragproof.errors.LLMError`): ``LLMConfigError`` (no model
-configured, bad settings), ``ProviderError`` / ``LLMTimeoutError`` (exception type
+configured, bad settings; ``LLMUnreachableError``: the connection was refused),
+``ProviderError`` / ``LLMTimeoutError`` (exception type
 and HTTP status only, never the provider's message), ``InvalidOutputError``, and
 ``MissingExtraError`` when litellm is not installed.
 

@@ -20,12 +20,14 @@ from pytest_ragproof.errors import (
     LLMConfigError,
     LLMError,
     LLMTimeoutError,
+    LLMUnreachableError,
     MissingExtraError,
     ProviderError,
 )
 from pytest_ragproof.llm.config import LLMConfig
+from pytest_ragproof.llm.failures import classify, shown_address
 from pytest_ragproof.llm.request import Reply
-from pytest_ragproof.llm.retry import Failure, backoff_delay, retry_after_of
+from pytest_ragproof.llm.retry import Failure, backoff_delay
 from pytest_ragproof.llm.stats import LLMStats, Usage
 
 if TYPE_CHECKING:
@@ -245,7 +247,7 @@ class Provider:
             except Exception as exc:
                 # Keep only type, status and Retry-After; the exception (and its
                 # provider message) is dropped when this block ends.
-                failure = _classify(litellm, exc)
+                failure = classify(litellm, exc)
             else:
                 return self._account(litellm, response, attempt)
             retry_in = failure.retry_after
@@ -269,6 +271,9 @@ class Provider:
         return self._gates[1]
 
     def _give_up(self, failure: Failure, attempts: int) -> LLMError:
+        if failure.refused_at is not None:
+            self.stats.failures[f"LLMUnreachableError:{failure.exc_type}"] += 1
+            return LLMUnreachableError(shown_address(self.config.api_base) or failure.refused_at)
         if failure.client_side:
             self.stats.failures[f"LLMConfigError:{failure.exc_type}"] += 1
             return LLMConfigError(
@@ -332,45 +337,6 @@ class SlotGate:
                 granted.set_result(None)
                 return
         self.free += 1
-
-
-def _classify(litellm: Any, exc: BaseException) -> Failure:
-    name = type(exc).__name__
-    if isinstance(exc, TimeoutError | litellm.Timeout):
-        return Failure(name, None, "timeout")
-    raw_status = getattr(exc, "status_code", None)
-    status = raw_status if isinstance(raw_status, int) else None
-    if isinstance(exc, litellm.RateLimitError) or status == 429:
-        return Failure(name, 429, "rate_limit", retry_after_of(exc))
-    if isinstance(exc, litellm.APIConnectionError):
-        return Failure(name, None, "connection")
-    if _refused_by_client(exc):
-        # litellm reports e.g. missing credentials as a synthesized HTTP 500; retrying
-        # cannot help and "server error" would send the user looking in the wrong place.
-        return Failure(name, None, None, client_side=True)
-    if status is not None and status >= 500:
-        return Failure(name, status, "server_error", retry_after_of(exc))
-    return Failure(name, status, None)
-
-
-def _refused_by_client(exc: BaseException) -> bool:
-    """Did the provider's SDK refuse the call itself, before any HTTP request?
-
-    The OpenAI SDK raises its bare ``OpenAIError`` for that (no key, bad client
-    options); everything that reached a server is an ``APIError`` subclass.
-    """
-    try:
-        import openai
-    except ImportError:  # pragma: no cover - litellm depends on it
-        return False
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if type(current) is openai.OpenAIError:
-            return True
-        current = current.__cause__ or current.__context__
-    return False
 
 
 def _cost_of(litellm: Any, response: Any) -> float | None:

@@ -25,6 +25,7 @@ class Failure:
     reason: str | None  # one of RETRY_REASONS; None = not retryable
     retry_after: float | None = None
     client_side: bool = False  # refused before anything was sent (e.g. no API key)
+    refused_at: str | None = None  # the server's address when it refused the connection
 
 
 def backoff_delay(retry_index: int, base_s: float, cap_s: float, rng: random.Random) -> float:

@@ -49,6 +49,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from pytest_ragproof.judges.agreement import is_binary
+
 __all__ = [
     "EXACT_WILCOXON_MAX_N",
     "MeanInterval",
@@ -155,11 +157,6 @@ def wilcoxon_signed_rank(differences: Sequence[float]) -> PairedTest:
         return PairedTest("wilcoxon-normal", statistic, 1.0, n)
     z = max(0.0, abs(t_plus - mean) - 0.5) / math.sqrt(variance)
     return PairedTest("wilcoxon-normal", statistic, math.erfc(z / math.sqrt(2)), n)
-
-
-def is_binary(values: Sequence[float]) -> bool:
-    """Are all values 0 or 1 (so the metric is a pass/fail indicator)?"""
-    return all(v in (0.0, 1.0) for v in values)
 
 
 def paired_test(differences: Sequence[float], *, binary: bool) -> PairedTest:

@@ -10,7 +10,7 @@ import pytest
 from pytest_ragproof.cli import main
 from tests.generation.conftest import MODEL, write_text_corpus
 from tests.generation.fake_model import FakeModel
-from tests.llm_stub import StubServer
+from tests.llm_stub import StubServer, closed_url
 
 
 @pytest.mark.parametrize(
@@ -202,3 +202,19 @@ def test_a_run_where_every_call_failed_writes_nothing_and_blocks_no_rerun(
     assert main([*args, "--overwrite"]) == 1
     assert "nothing was written to" in capsys.readouterr().err
     assert out.read_text(encoding="utf-8") == written
+
+
+def test_a_refused_connection_is_one_error_naming_the_address_not_a_retried_500(
+    tmp_path: Path, text_corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    address = closed_url()
+    out = tmp_path / "o.jsonl"
+    args = ["generate", "--corpus", str(text_corpus), "--out", str(out), "--qa", "4"]
+    args += ["--model", MODEL, "--api-base", address, "--cache-dir", str(tmp_path / "c")]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    expected = f"ragproof generate: error: cannot reach {address} (connection refused)"
+    assert err.count(expected) == 1, err
+    assert "HTTP 500" not in err and "InternalServerError" not in err
+    assert "every model call failed" not in err and "Traceback" not in err
+    assert not out.exists()

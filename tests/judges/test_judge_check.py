@@ -210,6 +210,21 @@ def test_min_kappa_exits_1_below_the_floor_and_says_so(
     assert "--min-kappa 0.4: κ = 0.348 is below the floor" in capsys.readouterr().err
 
 
+def test_min_kappa_passes_perfect_agreement_on_one_value_with_a_note(
+    flipping: Flipping, llm_stub: StubServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The judge supports every answer and every label is 1: κ is undefined (one value).
+    labelled = write_jsonl(tmp_path / "ones.jsonl", [BINARY[0], BINARY[1], BINARY[3]])
+    code, doc = check(llm_stub, tmp_path, str(labelled), "--min-kappa", "0.6")
+    assert doc is not None and doc["confusion"] == {"tp": 3, "fp": 0, "fn": 0, "tn": 0}
+    assert code == 0
+    assert doc["min_kappa"] == {"floor": 0.6, "passed": True}
+    assert (
+        "--min-kappa 0.6: κ undefined: one value; agreement 100% on 3 item(s) (all 1), "
+        "so the floor is met"
+    ) in capsys.readouterr().err
+
+
 def test_graded_labels_give_spearman_and_kendall_tau_b(
     flipping: Flipping, llm_stub: StubServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -277,6 +292,35 @@ def test_a_missing_model_is_a_one_line_usage_error(
     assert err.count("\n") == 1
     assert "no judge model configured: set RAGPROOF_JUDGE_MODEL" in err
     assert "--judge-model" in err
+    assert not (tmp_path / "o.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (["LABELS", "--labels", "nope.jsonl"], "--labels nope.jsonl: file not found"),
+        (["--labels", "nope.jsonl"], "--labels nope.jsonl: file not found"),
+        (["--results", "nope.json", "--labels", "LABELS"], "--results nope.json: file not found"),
+        (["nope.jsonl"], "nope.jsonl: file not found"),
+        (["--halueval", "nope.jsonl"], "--halueval nope.jsonl: no such file"),
+    ],
+)
+def test_a_missing_input_file_is_named_before_the_missing_model(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    given: list[str],
+    said: str,
+) -> None:
+    monkeypatch.delenv("RAGPROOF_JUDGE_MODEL", raising=False)
+    monkeypatch.chdir(tmp_path)
+    labelled = write_jsonl(tmp_path / "labelled.jsonl", BINARY)
+    args = [str(labelled) if a == "LABELS" else a for a in given]
+    assert main(["judge-check", *args, "--json", "o.json"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"ragproof judge-check: error: {said}" in err
+    assert "judge model" not in err
     assert not (tmp_path / "o.json").exists()
 
 

@@ -103,6 +103,87 @@ def test_min_kappa_gates_on_all_reviewers_together(
     assert saved["min_kappa"]["passed"] is False and saved["min_kappa"]["floor"] == 0.4
 
 
+def _labelled(
+    tmp_path: Path, scores: dict[str, dict[str, float]], given: list[tuple[str, str, float, str]]
+) -> list[str]:
+    """A results file of ``scores`` (case -> metric -> score) and a labels file of ``given``
+    (case, metric, verdict, reviewer): the command's arguments for them."""
+    doc = results(*(case(cid, metrics=metrics) for cid, metrics in scores.items()))
+    res, labels = tmp_path / "results.json", tmp_path / "labels.jsonl"
+    write_results(doc, res)
+    for cid, metric, verdict, reviewer in given:
+        made = label_for(doc, case_of(doc, cid), metric, verdict, reviewer, time=TIME)
+        append_label(labels, made)
+    return ["--results", str(res), "--labels", str(labels), "--json", str(tmp_path / "o.json")]
+
+
+def test_perfect_agreement_on_one_value_meets_the_floor_with_a_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Judge and people say 1 on every case: κ is undefined (chance agreement is 1), yet
+    # nothing disagrees.
+    scores = {cid: {"faithfulness": 1.0} for cid in ("q1", "q2", "q3")}
+    args = _labelled(tmp_path, scores, [(cid, "faithfulness", 1, "ana") for cid in scores])
+    assert run(*args, "--min-kappa", "0.6") == 0
+    err = capsys.readouterr().err
+    assert (
+        "--min-kappa 0.6: faithfulness: κ undefined: one value; agreement 100% on 3 label(s) "
+        "(all 1), so the floor is met"
+    ) in err
+    saved = json.loads((tmp_path / "o.json").read_text(encoding="utf-8"))
+    assert saved["min_kappa"]["passed"] is True
+
+
+def test_one_grade_among_0_1_labels_keeps_the_metric_in_the_gate_on_its_0_1_labels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scores = {
+        "q1": {"faithfulness": 1.0, "answer_relevancy": 1.0},
+        "q2": {"faithfulness": 0.0, "answer_relevancy": 0.0},
+        "q3": {"faithfulness": 1.0},
+        "q4": {"faithfulness": 0.0},
+    }
+    given: list[tuple[str, str, float, str]] = [
+        # ana's 0/1 faithfulness labels agree with the judge no better than chance: κ 0.
+        ("q1", "faithfulness", 1, "ana"),
+        ("q2", "faithfulness", 1, "ana"),
+        ("q3", "faithfulness", 0, "ana"),
+        ("q4", "faithfulness", 0, "ana"),
+        ("q1", "faithfulness", 0.8, "bob"),  # one grade typed by one reviewer
+        ("q1", "answer_relevancy", 1, "ana"),
+        ("q2", "answer_relevancy", 0, "ana"),
+    ]
+    args = _labelled(tmp_path, scores, given)
+    assert run(*args, "--min-kappa", "0.5") == 1
+    err = capsys.readouterr().err
+    assert (
+        "--min-kappa 0.5: faithfulness: on its 4 0/1 label(s), 1 graded label left out: "
+        "κ = 0.000 is below the floor"
+    ) in err
+    assert "--min-kappa 0.5: answer_relevancy: κ = 1.000 meets the floor" in err
+    saved = json.loads((tmp_path / "o.json").read_text(encoding="utf-8"))
+    assert saved["min_kappa"]["passed"] is False
+    faith = saved["metrics"]["faithfulness"]
+    assert faith["all"]["labels"] == "graded"  # the figures of every label stay as they were
+    assert faith["binary_part"]["labelled"] == 4
+    assert faith["binary_part"]["figures"]["kappa"]["value"] == 0.0
+
+
+def test_a_metric_with_grades_only_is_named_as_not_gated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scores = {"q1": {"faithfulness": 1.0, "answer_relevancy": 1.0}, "q2": {"faithfulness": 0.0}}
+    given: list[tuple[str, str, float, str]] = [
+        ("q1", "faithfulness", 0.9, "ana"),
+        ("q2", "faithfulness", 0.2, "ana"),
+        ("q1", "answer_relevancy", 1, "ana"),
+    ]
+    assert run(*_labelled(tmp_path, scores, given), "--min-kappa", "0.5") == 0
+    err = capsys.readouterr().err
+    assert "--min-kappa 0.5: faithfulness: not gated: no label is 0 or 1 (κ needs them)" in err
+    assert "answer_relevancy: κ undefined: one value; agreement 100%" in err
+
+
 def test_the_positional_results_file_works_too_and_metric_and_pipeline_filter(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

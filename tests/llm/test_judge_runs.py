@@ -9,7 +9,7 @@ import pytest
 
 from pytest_ragproof.llm.client import load_litellm
 from tests.judge_stub import ScriptedJudge
-from tests.llm_stub import StubServer, server_error
+from tests.llm_stub import StubServer, closed_url, server_error
 from tests.pytester_projects import load_json, run, write_frozen
 
 # litellm is imported once per test process, not inside an in-process pytester run
@@ -126,6 +126,31 @@ def test_a_rejected_key_stops_the_run_once_and_keeps_the_case_metrics(
     assert llm_stub.request_count <= len(CASES)
     [case] = load_json(project.path / "results.json")["cases"]
     assert case["metrics"]["hit@5"] == 1.0  # the deterministic metrics stay
+
+
+def test_a_refused_connection_stops_the_run_once_naming_the_address(
+    project: pytest.Pytester, llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The address as a user's shell gives it (litellm reads OPENAI_API_BASE), with the
+    # retries left on: litellm reports the refusal as an HTTP 500, which is retried.
+    address = closed_url()
+    monkeypatch.setenv("OPENAI_API_BASE", address)
+    project.makeconftest(CONFTEST + STOP_HOOK)
+    args = ["--ragproof-judge-model=openai/fake", "--ragproof-judges=faithfulness"]
+    args += ["--ragproof-no-cache", "--ragproof-report=results.json"]
+    result = run(project, [], *args, "--ragproof-judge-retries=2")
+    assert result.ret == 4, result.stdout.str()
+    assert (project.path / "alive-at-stop.txt").read_text() == ""
+    out = _before_short_summary(result.stdout.str())
+    expected = f"the judge model cannot be called: cannot reach {address} (connection refused)"
+    assert out.count(expected) == 1, out
+    assert "start the model server or correct the API base" in out
+    assert "HTTP 500" not in out and "InternalServerError" not in out
+    result.stdout.fnmatch_lines(["*1 failed*"])
+    doc = load_json(project.path / "results.json")
+    [case] = doc["cases"]
+    assert case["error_type"] == "JudgeConfigError"
+    assert case["metrics"]["hit@5"] == 1.0
 
 
 def test_a_cached_rerun_reports_the_cost_as_the_first_run_did(

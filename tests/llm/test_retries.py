@@ -7,9 +7,16 @@ import time
 
 import pytest
 
-from pytest_ragproof.errors import InvalidOutputError, LLMError, LLMTimeoutError, ProviderError
+from pytest_ragproof.errors import (
+    InvalidOutputError,
+    LLMConfigError,
+    LLMError,
+    LLMTimeoutError,
+    LLMUnreachableError,
+    ProviderError,
+)
 from tests.llm.conftest import MESSAGES, QA, QA_JSON, MakeClient
-from tests.llm_stub import StubServer, hang, rate_limited, reply, server_error
+from tests.llm_stub import StubServer, closed_url, hang, rate_limited, reply, server_error
 
 
 def test_429_waits_the_retry_after_then_succeeds(
@@ -103,13 +110,18 @@ def test_client_errors_are_not_retried(llm_stub: StubServer, make_client: MakeCl
     assert llm_stub.request_count == 1
 
 
-def test_connection_refused_is_retried_then_reported(make_client: MakeClient) -> None:
-    client = make_client(api_base="http://127.0.0.1:9/v1", max_retries=1)
-    with pytest.raises(ProviderError) as info:
+def test_a_refused_connection_is_one_configuration_error_not_retried(
+    make_client: MakeClient,
+) -> None:
+    # litellm wraps the refusal as InternalServerError (HTTP 500); nothing listens there,
+    # so a retry cannot help and "server error" would point at the wrong place.
+    address = closed_url()
+    client = make_client(api_base=address + "/", max_retries=3)
+    with pytest.raises(LLMUnreachableError) as info:
         asyncio.run(client.complete(MESSAGES, prompt_version="r-v1"))
-    assert info.value.attempts == 2
-    # litellm maps a refused connection to InternalServerError (HTTP 500).
-    assert sum(client.stats.retries.values()) == 1
+    assert str(info.value).startswith(f"cannot reach {address} (connection refused)")
+    assert isinstance(info.value, LLMConfigError)
+    assert client.stats.requests == 1 and not client.stats.retries
 
 
 def test_concurrency_is_bounded_and_batch_order_kept(
