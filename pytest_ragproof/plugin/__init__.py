@@ -12,11 +12,17 @@ from typing import Any
 
 import pytest
 
-from . import options, usage
+from . import idle, options, rootdir, usage
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     options.register(parser)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser) -> None:
+    # Before any conftest is loaded from a rootdir that a spaced ragproof value moved.
+    rootdir.check_setup(early_config, parser)
 
 
 @pytest.hookimpl(trylast=True)
@@ -29,6 +35,7 @@ def pytest_configure(config: pytest.Config) -> None:
     for kind in ("qa", "unanswerable", "injection"):
         config.addinivalue_line("markers", f"ragproof_{kind}: a ragproof case of kind {kind}")
     usage.check_usage(config)
+    idle.register(config)
     if options.datasets_configured(config):
         from pytest_ragproof.plugin.session import get_run
 

@@ -398,6 +398,15 @@ OPTIONS: tuple[Option, ...] = (
         flag=True,
         default=False,
     ),
+    # CI (docs/ci.md).
+    Option(
+        "strict",
+        "make it a usage error (exit 4), not a warning line, when ragproof options are given "
+        "on the command line but no ragproof dataset is configured or collected",
+        ini_type="bool",
+        flag=True,
+        default=False,
+    ),
 )
 BY_NAME = {o.name: o for o in OPTIONS}
 
