@@ -42,6 +42,7 @@ from pytest_ragproof.review.layout import (
     progress,
     steps,
 )
+from pytest_ragproof.review.order import following, neighbours
 from pytest_ragproof.review.results import FILTERS, ResultsReview, Snapshot
 
 __all__ = ["case_href", "cases_area"]
@@ -144,18 +145,11 @@ async def case_page(request: Request) -> Response:
         return missing
     index = n - 1
     case = snapshot.cases[index]
-    order = snapshot.order(show)
-    if index in order:
-        at = order.index(index)
-        prev_n = order[at - 1] + 1 if at > 0 else None
-        next_n = order[at + 1] + 1 if at + 1 < len(order) else None
-    else:
-        prev_n = next((i + 1 for i in reversed(order) if i < index), None)
-        next_n = next((i + 1 for i in order if i > index), None)
-    unreviewed = snapshot.order("unreviewed")
-    skip_n = next((i + 1 for i in unreviewed if i > index), None) or next(
-        (i + 1 for i in unreviewed if i != index), None
-    )
+    before, after = neighbours(snapshot.sequence, snapshot.order(show), index)
+    prev_n = None if before is None else before + 1
+    next_n = None if after is None else after + 1
+    skip = following(snapshot.sequence, snapshot.order("unreviewed"), index)
+    skip_n = None if skip is None else skip + 1
     metrics = snapshot.metrics[index]
     first_open = next(
         (

@@ -26,6 +26,7 @@ from pytest_ragproof.review.dataset_common import (
     order_of,
     provenance_of,
     review_of,
+    sequence_of,
     show_of,
 )
 from pytest_ragproof.review.dataset_source import corpus_note, provenance_table, source_of
@@ -41,6 +42,7 @@ from pytest_ragproof.review.layout import (
     progress,
     steps,
 )
+from pytest_ragproof.review.order import neighbours
 
 __all__ = ["DatasetReview", "dataset_area"]
 
@@ -53,7 +55,8 @@ async def list_page(request: Request) -> Response:
     review = review_of(request)
     reviewed = review.reviewed
     rows = []
-    for i, record in enumerate(reviewed.records):
+    for i in sequence_of(review):
+        record = reviewed.records[i]
         provenance = provenance_of(record)
         rows.append(
             tag(
@@ -108,13 +111,9 @@ async def case_page(request: Request) -> Response:
         )
     index = n - 1
     record = reviewed.records[index]
-    order = order_of(review, show)
-    position = order.index(index) if index in order else None
-    prev_n = order[position - 1] + 1 if position is not None and position > 0 else None
-    if position is not None:
-        next_n = order[position + 1] + 1 if position + 1 < len(order) else None
-    else:
-        next_n = next((i + 1 for i in order if i > index), None)
+    before, after = neighbours(sequence_of(review), order_of(review, show), index)
+    prev_n = None if before is None else before + 1
+    next_n = None if after is None else after + 1
     provenance = provenance_of(record)
     status = reviewed.status(index)
     token = hidden_token(request)
@@ -289,9 +288,8 @@ def dataset_area(review: DatasetReview) -> Area:
         Route("/dataset/{n:int}/decide", post_decide, methods=["POST"]),
         Route("/dataset/{n:int}/edit", post_edit, methods=["POST"]),
     ]
-    first_pending = next(
-        (i + 1 for i in range(len(review.reviewed)) if review.reviewed.status(i) == "pending"), 1
-    )
+    pending = order_of(review, "pending") or sequence_of(review)
+    first_pending = pending[0] + 1 if pending else 1
     return Area(
         name=AREA,
         routes=routes,

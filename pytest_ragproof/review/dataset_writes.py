@@ -18,8 +18,10 @@ from pytest_ragproof.review.dataset_common import (
     dataset_href,
     order_of,
     review_of,
+    sequence_of,
 )
 from pytest_ragproof.review.layout import APP_KEY, message
+from pytest_ragproof.review.order import following
 from pytest_ragproof.review.reviewed import Decision, now
 
 __all__ = ["decide", "edit"]
@@ -27,9 +29,8 @@ __all__ = ["decide", "edit"]
 
 def _after(request: Request, review: DatasetReview, index: int, show: str) -> Response:
     """Where a decision leads: the next case the filter shows, else the list."""
-    order = order_of(review, show)
-    following = [i for i in order if i > index] or [i for i in order if i != index]
-    target = dataset_href(following[0] + 1, show) if following else "/dataset"
+    then = following(sequence_of(review), order_of(review, show), index)
+    target = dataset_href(then + 1, show) if then is not None else "/dataset"
     return RedirectResponse(target, status_code=303)
 
 
