@@ -36,6 +36,7 @@ from pytest_ragproof.review.cases_parts import contexts_of, conversation_of, sco
 from pytest_ragproof.review.html import Html, join, table, tag
 from pytest_ragproof.review.layout import (
     NavItem,
+    all_done,
     hidden_token,
     keys,
     page,
@@ -102,6 +103,7 @@ async def list_page(request: Request) -> Response:
         [
             tag("h1", f"Cases of {review.results_path.name}"),
             progress(done, total, "judged case(s) reviewed"),
+            _all_reviewed(review, snapshot),
             _label_summary(review, snapshot),
             _filters(snapshot, show, None),
             table(
@@ -121,6 +123,25 @@ async def list_page(request: Request) -> Response:
         ]
     )
     return page(request, title="Cases", area=AREA, body=body)
+
+
+def _all_reviewed(review: ResultsReview, snapshot: Snapshot) -> Html:
+    """Once this reviewer labelled every judged case: how many, and the judge-check command."""
+    done, total = snapshot.progress()
+    if not total or done < total:
+        return Html("")
+    return all_done(
+        f"All {total} judged case(s) reviewed by you.",
+        "Next, measure the judges against the labels",
+        [
+            "ragproof",
+            "judge-check",
+            "--results",
+            str(review.results_path),
+            "--labels",
+            str(review.labels_path),
+        ],
+    )
 
 
 def _label_summary(review: ResultsReview, snapshot: Snapshot) -> Html:
@@ -235,6 +256,7 @@ async def case_page(request: Request) -> Response:
                 class_="case-head",
             ),
             progress(done, total, "judged case(s) reviewed"),
+            _all_reviewed(review, snapshot),
             _filters(snapshot, show, n),
             pager,
             keys(

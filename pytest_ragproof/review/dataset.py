@@ -35,6 +35,7 @@ from pytest_ragproof.review.dataset_writes import edit as post_edit
 from pytest_ragproof.review.html import Html, join, table, tag
 from pytest_ragproof.review.layout import (
     NavItem,
+    all_done,
     hidden_token,
     keys,
     message,
@@ -74,6 +75,7 @@ async def list_page(request: Request) -> Response:
         [
             tag("h1", f"Dataset review: {reviewed.source.name}"),
             progress(reviewed.decided(), len(reviewed), "case(s) decided"),
+            _all_decided(review),
             tag(
                 "p",
                 f"writing {reviewed.output}",
@@ -89,6 +91,20 @@ async def list_page(request: Request) -> Response:
         ]
     )
     return page(request, title="Dataset review", area=AREA, body=body)
+
+
+def _all_decided(review: DatasetReview) -> Html:
+    """Once no case is pending: how many were decided how, and the freeze command."""
+    reviewed = review.reviewed
+    counts = reviewed.counts()
+    if not len(reviewed) or counts["pending"]:
+        return Html("")
+    how = ", ".join(f"{n} {status}" for status, n in counts.items() if n and status != "pending")
+    return all_done(
+        f"All {len(reviewed)} case(s) decided ({how}).",
+        "Next, freeze the approved and edited cases",
+        ["ragproof", "freeze", str(reviewed.output), "--approved-only"],
+    )
 
 
 def _confidence(provenance: Mapping[str, Any]) -> str:
@@ -219,6 +235,7 @@ async def case_page(request: Request) -> Response:
                 class_="case-head",
             ),
             progress(reviewed.decided(), len(reviewed), "case(s) decided"),
+            _all_decided(review),
             _pager(n, len(reviewed), prev_n, next_n, show),
             keys(
                 ("a", "approve"),

@@ -125,3 +125,43 @@ def test_history_run_and_compare_list_cases_in_natural_order(tab: Tab, tmp_path:
         )
         assert differ == ["qa-2", "qa-10", "qa-11"]
         only_local(tab)
+
+
+def test_the_last_dataset_decision_says_all_decided(
+    tab: Tab, generated: GeneratedFiles, tmp_path: Path
+) -> None:
+    out = tmp_path / "reviewed.jsonl"
+    with served(dataset_app(generated, out)) as base:
+        page = tab.page
+        page.goto(f"{base}/?token={TOKEN}")
+        for key in "aara":
+            assert page.locator("#all-decided").count() == 0
+            press(tab, key)
+        # not case 1 again without a word: the list, saying all is decided and what next
+        assert page.url == f"{base}/dataset"
+        done = page.locator("#all-decided").inner_text()
+        assert "All 4 case(s) decided (3 approved, 1 rejected)" in done
+        assert f"ragproof freeze {out} --approved-only" in done
+        page.goto(f"{base}/dataset/2")  # a case page says it too
+        assert page.locator("#all-decided").count() == 1
+        only_local(tab)
+
+
+def test_the_last_label_says_all_reviewed(tab: Tab, results_path: Path, tmp_path: Path) -> None:
+    labels = tmp_path / "labels.jsonl"
+    with served(results_app(results_path, labels)) as base:
+        page = tab.page
+        page.goto(f"{base}/?token={TOKEN}")
+        while True:
+            assert page.locator("#all-decided").count() == 0
+            for _ in range(page.locator(".metric").count()):
+                press(tab, "y")
+            if page.locator("#progress-text").inner_text().startswith("5 of 5"):
+                break
+            press(tab, "s")
+        done = page.locator("#all-decided").inner_text()
+        assert "All 5 judged case(s) reviewed by you." in done
+        assert f"ragproof judge-check --results {results_path} --labels {labels}" in done
+        page.goto(f"{base}/cases")
+        assert page.locator("#all-decided").count() == 1
+        only_local(tab)
