@@ -165,3 +165,89 @@ def test_the_last_label_says_all_reviewed(tab: Tab, results_path: Path, tmp_path
         page.goto(f"{base}/cases")
         assert page.locator("#all-decided").count() == 1
         only_local(tab)
+
+
+# Each provenance cell: does its text overflow it, and does it leave its section or the
+# window (then it is cut off)?
+CUT_OFF = """() => {
+  const width = document.documentElement.clientWidth;
+  return [...document.querySelectorAll('table.provenance td')].filter(td => {
+    const box = td.getBoundingClientRect(), side = td.closest('section').getBoundingClientRect();
+    return td.scrollWidth > td.clientWidth + 1 || box.right > side.right + 1 || box.right > width;
+  }).map(td => td.textContent);
+}"""
+# Where the highlighted span is drawn, against the part of its document box on view.
+SPAN_SHOWN = """() => {
+  const mark = document.querySelector('mark#span').getBoundingClientRect();
+  const box = document.querySelector('pre.document').getBoundingClientRect();
+  return mark.top >= box.top && mark.bottom <= box.bottom;
+}"""
+
+
+def long_provenance(files: GeneratedFiles) -> None:
+    """Case 1 with the long values real runs have, its span deep in a long document."""
+    preface = "".join(f"Line {n} of the preface, which says nothing yet.\n" for n in range(80))
+    span = "Refunds are accepted within 30 days of purchase."
+    (files.corpus / "refunds.md").write_text(f"# Refunds\n\n{preface}{span}\n", encoding="utf-8")
+    start = len("# Refunds\n\n") + len(preface)
+    records = [json.loads(line) for line in files.cases.read_text().splitlines()]
+    records[0]["provenance"].update(
+        span=[start, start + len(span)],
+        chunk_id="refunds.md#" + "0" * 40 + "12",
+        model="openrouter/meta-llama/llama-3.1-405b-instruct-turbo-with-a-long-deployment-name",
+        prompt_version="qa/2026-11-30-with-citations-and-a-long-variant-suffix",
+    )
+    records[0]["reference_contexts"] = [span]
+    files.cases.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+
+def test_provenance_is_readable_and_the_span_in_view(
+    chromium: Any, generated: GeneratedFiles, tmp_path: Path, shots: Path
+) -> None:
+    long_provenance(generated)
+    with served(dataset_app(generated, tmp_path / "reviewed.jsonl")) as base:
+        for width in (1280, 1024):
+            context = chromium.new_context(viewport={"width": width, "height": 900})
+            try:
+                page = context.new_page()
+                page.goto(f"{base}/dataset/1?token={TOKEN}")
+                assert page.evaluate(CUT_OFF) == [], width
+                assert page.evaluate("document.documentElement.scrollWidth") <= width
+                assert page.evaluate(SPAN_SHOWN), width
+                assert page.evaluate("window.scrollY") == 0  # the page stays at the question
+                page.screenshot(path=str(shots / f"provenance-{width}.png"))
+            finally:
+                context.close()
+
+
+def test_run_table_never_breaks_a_case_id(chromium: Any, tmp_path: Path, shots: Path) -> None:
+    from tests.history.runs import document
+
+    doc = document(qa=6, missing={"qa-002"})
+    for case in doc["cases"]:
+        case["id"] = f"gen-20261130-{case['id']}-refund-window-policy"
+    app, (run,) = history_app(tmp_path, [doc])
+    with served(app) as base:
+        for width in (1280, 1024):
+            context = chromium.new_context(viewport={"width": width, "height": 900})
+            try:
+                page = context.new_page()
+                page.goto(f"{base}/runs/{run}?token={TOKEN}")
+                lines = page.eval_on_selector_all(
+                    "#cases tbody td:first-child a", "as => as.map(a => a.getClientRects().length)"
+                )
+                assert lines == [1] * len(doc["cases"]), width  # each id on one line
+                # the page itself never scrolls sideways; a wider table scrolls in its box
+                assert page.evaluate("document.documentElement.scrollWidth") <= width
+                box = page.locator("#cases").locator("xpath=..")
+                box.evaluate("b => { b.scrollLeft = b.scrollWidth; }")
+                last = page.locator("#cases thead th").last.bounding_box()
+                first = page.locator("#cases tbody td").first.bounding_box()
+                frame = box.bounding_box()
+                assert last is not None and first is not None and frame is not None
+                assert last["x"] + last["width"] <= frame["x"] + frame["width"] + 1
+                assert first["x"] >= frame["x"] - 1  # the ids stay in view while it scrolls
+                page.locator("#cases").scroll_into_view_if_needed()
+                page.screenshot(path=str(shots / f"run-{width}.png"))
+            finally:
+                context.close()
