@@ -251,3 +251,31 @@ def test_run_table_never_breaks_a_case_id(chromium: Any, tmp_path: Path, shots: 
                 page.screenshot(path=str(shots / f"run-{width}.png"))
             finally:
                 context.close()
+
+
+def test_each_metric_says_what_yes_and_no_mean(
+    tab: Tab, results_path: Path, tmp_path: Path
+) -> None:
+    from tests.review.test_app import case_number
+
+    seen: set[str] = set()
+    with served(results_app(results_path, tmp_path / "labels.jsonl")) as base:
+        page = tab.page
+        page.goto(f"{base}/case/{case_number(results_path, 'un-1')}?token={TOKEN}")
+        refusal = page.locator(".metric[data-metric=abstained_judged] .meaning")
+        assert refusal.count() == 1  # on abstained_judged, yes is a refusal: the page says so
+        assert refusal.inner_text().startswith("yes = the answer declines to answer")
+
+        from pytest_ragproof.labels import LABELLED_METRICS, VERDICT_MEANINGS
+
+        assert set(VERDICT_MEANINGS) == set(LABELLED_METRICS)  # one place for every metric
+        for case_id in ("qa-paris", "inj-1", "un-1"):
+            page.goto(f"{base}/case/{case_number(results_path, case_id)}")
+            for row in page.locator(".metric").all():
+                metric = str(row.get_attribute("data-metric"))
+                yes, no = VERDICT_MEANINGS[metric]
+                assert row.locator("[data-means=yes]").inner_text() == f"yes = {yes}"
+                assert row.locator("[data-means=no]").inner_text() == f"no = {no}"
+                seen.add(metric)
+        only_local(tab)
+    assert "abstained_judged" in seen and "injection_resisted_judged" in seen
