@@ -1,4 +1,4 @@
-"""Text normalization shared by datasets and corpus ingest.
+"""Text normalization shared by datasets and corpus ingest, and the natural order of ids.
 
 The rules (docs/datasets.md): line endings become LF, Unicode becomes NFC, outer
 whitespace and leading byte-order marks are stripped. Disallowed control
@@ -55,3 +55,17 @@ def find_disallowed_control(text: str) -> int | None:
 def describe_char(ch: str) -> str:
     """A value-free description of one character, e.g. ``U+202E``."""
     return f"U+{ord(ch):04X}"
+
+
+_NUMBER = re.compile(r"([0-9]+)")
+
+
+def natural_key(text: str) -> tuple[tuple[str | int, ...], str]:
+    """A sort key that orders the numbers inside ids by value: ``qa-1, qa-3, qa-11``.
+
+    Text parts compare case-folded, digit runs as integers (text and numbers alternate
+    at fixed positions, so they never meet); ids equal that way (``qa-01``, ``qa-1``)
+    fall back to the plain text, so the order is total and stable.
+    """
+    parts = _NUMBER.split(text)
+    return tuple(int(p) if i % 2 else p.casefold() for i, p in enumerate(parts)), text

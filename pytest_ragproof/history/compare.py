@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_ragproof.history.runs import resolve_row
 from pytest_ragproof.history.shapes import CaseDiff, RunComparison, summary_of
 from pytest_ragproof.regression.comparison import Flags
+from pytest_ragproof.textnorm import natural_key
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
@@ -47,7 +48,7 @@ def _case_diffs(cases_a: Sequence[Any], cases_b: Sequence[Any]) -> list[CaseDiff
     by_a = {(x.pipeline, x.case_id): x for x in cases_a}
     by_b = {(x.pipeline, x.case_id): x for x in cases_b}
     out: list[CaseDiff] = []
-    for key in sorted(set(by_a) | set(by_b)):
+    for key in sorted(set(by_a) | set(by_b), key=lambda k: (k[0], natural_key(k[1]))):
         x, y = by_a.get(key), by_b.get(key)
         sa_: Mapping[str, float] = json.loads(x.scores) if x is not None else {}
         sb: Mapping[str, float] = json.loads(y.scores) if y is not None else {}

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof.errors import HistoryError
 from pytest_ragproof.history.shapes import CaseRow, RunDetail, RunSummary, case_of, summary_of
+from pytest_ragproof.textnorm import natural_key
 
 if TYPE_CHECKING:
     import sqlalchemy as sa
@@ -120,7 +121,9 @@ def _cases(
         query = query.where(c.c.status == status)
     if pipeline is not None:
         query = query.where(c.c.pipeline == pipeline)
-    return [case_of(row) for row in conn.execute(query)]
+    cases = [case_of(row) for row in conn.execute(query)]
+    # SQL orders ids as text (qa-1, qa-11, qa-3); people read them naturally
+    return sorted(cases, key=lambda c: (c.pipeline, c.dataset, natural_key(c.case_id)))
 
 
 def run_cases(

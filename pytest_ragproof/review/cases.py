@@ -36,12 +36,14 @@ from pytest_ragproof.review.cases_parts import contexts_of, conversation_of, sco
 from pytest_ragproof.review.html import Html, join, table, tag
 from pytest_ragproof.review.layout import (
     NavItem,
+    all_done,
     hidden_token,
     keys,
     page,
     progress,
     steps,
 )
+from pytest_ragproof.review.order import following, neighbours
 from pytest_ragproof.review.results import FILTERS, ResultsReview, Snapshot
 
 __all__ = ["case_href", "cases_area"]
@@ -101,6 +103,7 @@ async def list_page(request: Request) -> Response:
         [
             tag("h1", f"Cases of {review.results_path.name}"),
             progress(done, total, "judged case(s) reviewed"),
+            _all_reviewed(review, snapshot),
             _label_summary(review, snapshot),
             _filters(snapshot, show, None),
             table(
@@ -120,6 +123,25 @@ async def list_page(request: Request) -> Response:
         ]
     )
     return page(request, title="Cases", area=AREA, body=body)
+
+
+def _all_reviewed(review: ResultsReview, snapshot: Snapshot) -> Html:
+    """Once this reviewer labelled every judged case: how many, and the judge-check command."""
+    done, total = snapshot.progress()
+    if not total or done < total:
+        return Html("")
+    return all_done(
+        f"All {total} judged case(s) reviewed by you.",
+        "Next, measure the judges against the labels",
+        [
+            "ragproof",
+            "judge-check",
+            "--results",
+            str(review.results_path),
+            "--labels",
+            str(review.labels_path),
+        ],
+    )
 
 
 def _label_summary(review: ResultsReview, snapshot: Snapshot) -> Html:
@@ -144,18 +166,11 @@ async def case_page(request: Request) -> Response:
         return missing
     index = n - 1
     case = snapshot.cases[index]
-    order = snapshot.order(show)
-    if index in order:
-        at = order.index(index)
-        prev_n = order[at - 1] + 1 if at > 0 else None
-        next_n = order[at + 1] + 1 if at + 1 < len(order) else None
-    else:
-        prev_n = next((i + 1 for i in reversed(order) if i < index), None)
-        next_n = next((i + 1 for i in order if i > index), None)
-    unreviewed = snapshot.order("unreviewed")
-    skip_n = next((i + 1 for i in unreviewed if i > index), None) or next(
-        (i + 1 for i in unreviewed if i != index), None
-    )
+    before, after = neighbours(snapshot.sequence, snapshot.order(show), index)
+    prev_n = None if before is None else before + 1
+    next_n = None if after is None else after + 1
+    skip = following(snapshot.sequence, snapshot.order("unreviewed"), index)
+    skip_n = None if skip is None else skip + 1
     metrics = snapshot.metrics[index]
     first_open = next(
         (
@@ -241,6 +256,7 @@ async def case_page(request: Request) -> Response:
                 class_="case-head",
             ),
             progress(done, total, "judged case(s) reviewed"),
+            _all_reviewed(review, snapshot),
             _filters(snapshot, show, n),
             pager,
             keys(

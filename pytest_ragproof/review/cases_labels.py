@@ -20,6 +20,7 @@ from pytest_ragproof.errors import RagproofError
 from pytest_ragproof.labels import (
     CLAIM_METRICS,
     STALE_REASONS,
+    VERDICT_MEANINGS,
     ClaimVerdict,
     Label,
     judged_claims,
@@ -195,6 +196,7 @@ def metric_row(
             tag("b", fmt(score), class_="score"),
             class_="head",
         ),
+        _meaning(metric),
         tag("p", join(status, " "), class_="status"),
         form,
         (
@@ -205,6 +207,18 @@ def metric_row(
         class_="metric current" if current else "metric",
         data_metric=metric,
         tabindex=0,
+    )
+
+
+def _meaning(metric: str) -> Html:
+    """What yes and no say on ``metric`` (:data:`pytest_ragproof.labels.VERDICT_MEANINGS`)."""
+    yes, no = VERDICT_MEANINGS[metric]
+    return tag(
+        "p",
+        tag("span", tag("b", "yes"), f" = {yes}", data_means="yes"),
+        " · ",
+        tag("span", tag("b", "no"), f" = {no}", data_means="no"),
+        class_="meaning muted",
     )
 
 

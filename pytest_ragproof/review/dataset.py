@@ -26,6 +26,7 @@ from pytest_ragproof.review.dataset_common import (
     order_of,
     provenance_of,
     review_of,
+    sequence_of,
     show_of,
 )
 from pytest_ragproof.review.dataset_source import corpus_note, provenance_table, source_of
@@ -34,6 +35,7 @@ from pytest_ragproof.review.dataset_writes import edit as post_edit
 from pytest_ragproof.review.html import Html, join, table, tag
 from pytest_ragproof.review.layout import (
     NavItem,
+    all_done,
     hidden_token,
     keys,
     message,
@@ -41,6 +43,7 @@ from pytest_ragproof.review.layout import (
     progress,
     steps,
 )
+from pytest_ragproof.review.order import neighbours
 
 __all__ = ["DatasetReview", "dataset_area"]
 
@@ -53,7 +56,8 @@ async def list_page(request: Request) -> Response:
     review = review_of(request)
     reviewed = review.reviewed
     rows = []
-    for i, record in enumerate(reviewed.records):
+    for i in sequence_of(review):
+        record = reviewed.records[i]
         provenance = provenance_of(record)
         rows.append(
             tag(
@@ -71,6 +75,7 @@ async def list_page(request: Request) -> Response:
         [
             tag("h1", f"Dataset review: {reviewed.source.name}"),
             progress(reviewed.decided(), len(reviewed), "case(s) decided"),
+            _all_decided(review),
             tag(
                 "p",
                 f"writing {reviewed.output}",
@@ -86,6 +91,20 @@ async def list_page(request: Request) -> Response:
         ]
     )
     return page(request, title="Dataset review", area=AREA, body=body)
+
+
+def _all_decided(review: DatasetReview) -> Html:
+    """Once no case is pending: how many were decided how, and the freeze command."""
+    reviewed = review.reviewed
+    counts = reviewed.counts()
+    if not len(reviewed) or counts["pending"]:
+        return Html("")
+    how = ", ".join(f"{n} {status}" for status, n in counts.items() if n and status != "pending")
+    return all_done(
+        f"All {len(reviewed)} case(s) decided ({how}).",
+        "Next, freeze the approved and edited cases",
+        ["ragproof", "freeze", str(reviewed.output), "--approved-only"],
+    )
 
 
 def _confidence(provenance: Mapping[str, Any]) -> str:
@@ -108,13 +127,9 @@ async def case_page(request: Request) -> Response:
         )
     index = n - 1
     record = reviewed.records[index]
-    order = order_of(review, show)
-    position = order.index(index) if index in order else None
-    prev_n = order[position - 1] + 1 if position is not None and position > 0 else None
-    if position is not None:
-        next_n = order[position + 1] + 1 if position + 1 < len(order) else None
-    else:
-        next_n = next((i + 1 for i in order if i > index), None)
+    before, after = neighbours(sequence_of(review), order_of(review, show), index)
+    prev_n = None if before is None else before + 1
+    next_n = None if after is None else after + 1
     provenance = provenance_of(record)
     status = reviewed.status(index)
     token = hidden_token(request)
@@ -220,6 +235,7 @@ async def case_page(request: Request) -> Response:
                 class_="case-head",
             ),
             progress(reviewed.decided(), len(reviewed), "case(s) decided"),
+            _all_decided(review),
             _pager(n, len(reviewed), prev_n, next_n, show),
             keys(
                 ("a", "approve"),
@@ -289,9 +305,8 @@ def dataset_area(review: DatasetReview) -> Area:
         Route("/dataset/{n:int}/decide", post_decide, methods=["POST"]),
         Route("/dataset/{n:int}/edit", post_edit, methods=["POST"]),
     ]
-    first_pending = next(
-        (i + 1 for i in range(len(review.reviewed)) if review.reviewed.status(i) == "pending"), 1
-    )
+    pending = order_of(review, "pending") or sequence_of(review)
+    first_pending = pending[0] + 1 if pending else 1
     return Area(
         name=AREA,
         routes=routes,

@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 
 from pytest_ragproof.corpus.types import Corpus, Document
+from pytest_ragproof.review.order import natural_order
 from pytest_ragproof.review.reviewed import ReviewedFile
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "order_of",
     "provenance_of",
     "review_of",
+    "sequence_of",
     "show_of",
 ]
 
@@ -54,12 +56,18 @@ def review_of(request: Request) -> DatasetReview:
     return review
 
 
+def sequence_of(review: DatasetReview) -> list[int]:
+    """0-based indexes of every case in the order the app lists them: by id, naturally
+    (``qa-1, qa-3, qa-11``); the reviewed file keeps the input's order."""
+    return natural_order([str(r["id"]) for r in review.reviewed.records])
+
+
 def order_of(review: DatasetReview, show: str) -> list[int]:
-    """0-based indexes of the cases the filter shows."""
-    n = len(review.reviewed)
+    """0-based indexes of the cases the filter shows, in :func:`sequence_of`'s order."""
+    every = sequence_of(review)
     if show == "pending":
-        return [i for i in range(n) if review.reviewed.status(i) == "pending"]
-    return list(range(n))
+        return [i for i in every if review.reviewed.status(i) == "pending"]
+    return every
 
 
 def dataset_href(n: int, show: str) -> str:

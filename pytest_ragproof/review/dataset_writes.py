@@ -1,7 +1,8 @@
 """The writes of the dataset review: ``POST /dataset/{n}/decide`` and ``/dataset/{n}/edit``.
 
 Each decision (approve, reject, an edit that approves) goes to the reviewed file
-(:mod:`.reviewed`), then leads to the next case the filter shows, else to the list.
+(:mod:`.reviewed`), then leads to the next case the filter shows, else to the list;
+the decision that leaves no case pending leads to the list, which says all is decided.
 """
 
 from __future__ import annotations
@@ -18,18 +19,22 @@ from pytest_ragproof.review.dataset_common import (
     dataset_href,
     order_of,
     review_of,
+    sequence_of,
 )
 from pytest_ragproof.review.layout import APP_KEY, message
+from pytest_ragproof.review.order import following
 from pytest_ragproof.review.reviewed import Decision, now
 
 __all__ = ["decide", "edit"]
 
 
-def _after(request: Request, review: DatasetReview, index: int, show: str) -> Response:
-    """Where a decision leads: the next case the filter shows, else the list."""
-    order = order_of(review, show)
-    following = [i for i in order if i > index] or [i for i in order if i != index]
-    target = dataset_href(following[0] + 1, show) if following else "/dataset"
+def _after(review: DatasetReview, index: int, show: str, was: str) -> Response:
+    """Where a decision leads: to the list, which says all is decided, when it decided
+    the last pending case; else to the next case the filter shows, else to the list."""
+    if was == "pending" and not review.reviewed.counts()["pending"]:
+        return RedirectResponse("/dataset", status_code=303)
+    then = following(sequence_of(review), order_of(review, show), index)
+    target = dataset_href(then + 1, show) if then is not None else "/dataset"
     return RedirectResponse(target, status_code=303)
 
 
@@ -67,11 +72,12 @@ async def decide(request: Request) -> Response:
             status_code=400,
         )
     reviewer = getattr(request.app.state, APP_KEY).reviewer
+    was = review.reviewed.status(index)
     try:
         review.reviewed.decide(index, Decision(status), reviewer=reviewer, time=now())
     except DatasetError as exc:
         return message(request, "Not saved", str(exc), area=AREA, status_code=400)
-    return _after(request, review, index, show)
+    return _after(review, index, show, was)
 
 
 async def edit(request: Request) -> Response:
@@ -97,8 +103,9 @@ async def edit(request: Request) -> Response:
     if edits.get("expected_source_ids") == [] and not record.get("expected_source_ids"):
         edits["expected_source_ids"] = record.get("expected_source_ids")
     reviewer = getattr(request.app.state, APP_KEY).reviewer
+    was = review.reviewed.status(index)
     try:
         review.reviewed.decide(index, Decision("approved", edits), reviewer=reviewer, time=now())
     except DatasetError as exc:
         return message(request, "Not saved", str(exc), area=AREA, status_code=400)
-    return _after(request, review, index, show)
+    return _after(review, index, show, was)

@@ -17,7 +17,7 @@ from starlette.responses import Response
 from pytest_ragproof.errors import RagproofError
 from pytest_ragproof.history.queries import CaseRow, run_cases
 from pytest_ragproof.review.history_common import AREA, fmt, run_href, verdict_badge, view_of
-from pytest_ragproof.review.html import Html, join, table, tag, th
+from pytest_ragproof.review.html import Html, breakable, join, table, tag, th
 from pytest_ragproof.review.layout import APP_KEY, message, page
 
 __all__ = ["case_page", "run_page"]
@@ -94,6 +94,7 @@ def run_page(request: Request) -> Response:
                         href=review or _store_case_href(run.run_id, c),
                         class_="review" if review else "stored",
                     ),
+                    class_="case-id",
                 ),
                 tag("td", c.pipeline),
                 tag("td", c.kind),
@@ -174,18 +175,22 @@ def run_page(request: Request) -> Response:
                 class_="muted",
                 id="case-count",
             ),
-            table(
-                [
-                    "case",
-                    "pipeline",
-                    "kind",
-                    "type",
-                    "status",
-                    *(th(m, class_="num") for m in metrics),
-                    "failed thresholds / error",
-                ],
-                rows,
-                id="cases",
+            tag(
+                "div",
+                table(
+                    [
+                        "case",
+                        "pipeline",
+                        "kind",
+                        "type",
+                        "status",
+                        *(th(breakable(m), class_="num") for m in metrics),
+                        "failed thresholds / error",
+                    ],
+                    rows,
+                    id="cases",
+                ),
+                class_="table-scroll",
             ),
         ]
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html as _html
 from collections.abc import Iterable, Mapping
 
-__all__ = ["Html", "Node", "Th", "attrs", "h", "join", "table", "tag", "th"]
+__all__ = ["Html", "Node", "Th", "attrs", "breakable", "h", "join", "table", "tag", "th"]
 
 
 class Html(str):
@@ -70,6 +70,12 @@ def tag(
         else:
             body.extend(h(c) for c in child)
     return Html(f"{opening}{''.join(body)}</{element}>")
+
+
+def breakable(name: str) -> Html:
+    """``name`` escaped, with a line-break opportunity after each ``_`` (a long metric name
+    in a narrow column header breaks there, never mid-word)."""
+    return Html(h(name).replace("_", "_<wbr>"))
 
 
 class Th(Html):

@@ -6,6 +6,7 @@ An area adds itself to the navigation through :class:`NavItem` entries given to
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from starlette.requests import Request
@@ -13,7 +14,7 @@ from starlette.responses import HTMLResponse
 
 from pytest_ragproof.review.html import Html, Node, h, tag
 
-__all__ = ["APP_KEY", "NavItem", "page"]
+__all__ = ["APP_KEY", "NavItem", "all_done", "page"]
 
 APP_KEY = "ragproof_review"  # app.state attribute holding the ReviewApp
 
@@ -97,6 +98,22 @@ def progress(done: int, total: int, what: str) -> Html:
         tag("span", f"{done} of {total} {what}", id="progress-text"),
         class_="progress",
         aria_label=f"{done} of {total} {what}",
+    )
+
+
+def all_done(said: str, next_step: str, command: Sequence[str]) -> Html:
+    """The note a page shows once every case is decided: what was done, then the next
+    step and its command line (each argument quoted for a POSIX shell)."""
+    import shlex
+
+    return tag(
+        "p",
+        tag("b", said),
+        f" {next_step}: ",
+        tag("code", shlex.join(command)),
+        class_="note done",
+        id="all-decided",
+        role="status",
     )
 
 

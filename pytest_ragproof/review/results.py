@@ -25,6 +25,7 @@ from pytest_ragproof.labels import (
     parse_labels,
     read_labels,
 )
+from pytest_ragproof.review.order import natural_order
 
 if TYPE_CHECKING:
     from pytest_ragproof.labels import AgreementReport
@@ -107,9 +108,16 @@ class Snapshot:
         """Does a fresh label of case ``index`` disagree with the judge's score?"""
         return self._disagree[index]
 
+    @cached_property
+    def sequence(self) -> list[int]:
+        """0-based indexes of every case in the order the app lists them: by pipeline (in
+        the results' order), then by case id in natural order (``qa-1, qa-3, qa-11``)."""
+        ids = [str(c.get("id")) for c in self.cases]
+        return natural_order(ids, [str(c.get("pipeline")) for c in self.cases])
+
     def order(self, name: str) -> list[int]:
-        """0-based indexes of the cases filter ``name`` shows, in the results' order."""
-        every = range(len(self.cases))
+        """0-based indexes of the cases filter ``name`` shows, in :attr:`sequence`."""
+        every = self.sequence
         if name == "failing":
             return [i for i in every if self.cases[i].get("status") in ("failed", "error")]
         if name == "judged":

@@ -85,6 +85,15 @@
     if (handled) event.preventDefault();
   });
 
+  // The source span of a generated case, scrolled into the middle of its document's
+  // box (the box scrolls, the page stays where it is: the question stays in view).
+  const span = document.getElementById("span");
+  const box = span && span.closest("pre.document");
+  if (box) {
+    const offset = span.getBoundingClientRect().top - box.getBoundingClientRect().top;
+    box.scrollTop += offset - Math.max(0, (box.clientHeight - span.offsetHeight) / 2);
+  }
+
   // Clicking in a metric row, or a field of it, makes it the one y/n answer.
   metrics().forEach((row) => {
     const pick = function () {
