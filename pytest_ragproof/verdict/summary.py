@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_ragproof.verdict.gates import ThresholdResult, population
+from pytest_ragproof.verdict.gates import ThresholdResult, row_values
 from pytest_ragproof.verdict.record import CaseRecord
 from pytest_ragproof.verdict.thresholds import aggregate
 
@@ -18,13 +18,9 @@ def threshold_table(results: Sequence[ThresholdResult], records: Sequence[CaseRe
 
     rows = []
     for r in results:
-        recs = [
-            c
-            for c in records
-            if c.pipeline == r.pipeline and r.metric in c.metrics and c.status != "error"
-        ]
-        pop = population(recs, r.threshold, r.pipeline)
-        values = [c.metrics[r.metric] for c in pop]
+        # The values the row's verdict was decided on (an aggregate's error cases keep
+        # the values they have: the row of a passed gate never reads "-").
+        values = row_values(records, r.threshold, r.scope, r.pipeline)
         stats = aggregate(values) if values else {}
         bound = r.bound if r.scope == "case" else f"{r.aggregator} {r.bound}"
         verdict = r.verdict.upper() if r.verdict in ("pass", "fail") else r.verdict
