@@ -210,20 +210,10 @@ def _show(args: argparse.Namespace) -> int:
         f"(of {r.n_cases}); added from {r.source}" + (f"; shard {r.shard}" if r.shard else "")
     )
     if detail.thresholds:
-        rows = [
-            [
-                t.get("pipeline"),
-                t.get("selector"),
-                t.get("metric"),
-                t.get("n"),
-                "-" if t.get("observed") is None else f"{float(t['observed']):.3f}",
-                f"{t.get('bound')} ({t.get('scope')})",
-                t.get("verdict"),
-            ]
-            for t in detail.thresholds
-        ]
-        headers = ["pipeline", "selector", "metric", "n", "observed", "threshold", "verdict"]
-        print(_table(rows, headers))
+        from pytest_ragproof.verdict.summary import format_threshold_rows
+
+        # The table the run's terminal summary printed, from the stored rows and cases.
+        print(format_threshold_rows(detail.thresholds, detail.threshold_values()))
     bad = [c for c in detail.cases if c.status in ("failed", "error")]
     if bad:
         print(f"failed and error cases ({len(bad)}):")

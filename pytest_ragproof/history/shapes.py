@@ -115,6 +115,11 @@ class CaseRow:
     failures: list[str]
     scores: dict[str, float]
 
+    @property
+    def metrics(self) -> dict[str, float]:
+        """The scores under the name a case record gives them (the verdict's rules read it)."""
+        return self.scores
+
 
 @dataclass
 class RunDetail:
@@ -123,6 +128,25 @@ class RunDetail:
     aggregates: list[dict[str, Any]]
     thresholds: list[dict[str, Any]]
     notes: list[str]
+
+    def threshold_values(self) -> list[list[float]]:
+        """Per threshold row, the values the run decided it on, from the stored case rows
+        by the run's own rule (:func:`pytest_ragproof.verdict.gates.row_values`); empty for
+        a row whose expression this version cannot read. Needs every case of the run."""
+        from pytest_ragproof.errors import ConfigError
+        from pytest_ragproof.verdict.gates import row_values
+        from pytest_ragproof.verdict.thresholds import parse_threshold
+
+        out: list[list[float]] = []
+        for t in self.thresholds:
+            scope, pipeline = str(t.get("scope")), str(t.get("pipeline"))
+            try:
+                threshold = parse_threshold(str(t.get("expression")), scope)
+            except ConfigError:
+                out.append([])
+                continue
+            out.append(row_values(self.cases, threshold, scope, pipeline))
+        return out
 
 
 @dataclass(frozen=True)

@@ -237,10 +237,10 @@ def render_html(results: Mapping[str, Any]) -> str:
         sections.insert(4, ("judges", "LLM judges", sec.judges(results["judges"])))
     if any(is_flaky(c) for c in results.get("cases") or []):
         sections.insert(1, ("flaky", "Flaky cases", sec.flaky(results)))
-    if isinstance(results.get("baseline"), Mapping):
-        data = results["baseline"]
-        chart = baseline_chart(data.get("aggregates") or [])
-        sections.append(("baseline", "Baseline comparison", sec.baseline(data, chart)))
+    comparison = results.get("baseline")
+    if isinstance(comparison, Mapping):
+        chart = baseline_chart(comparison.get("aggregates") or [])
+        sections.append(("baseline", "Baseline comparison", sec.baseline(comparison, chart)))
     sections.append(("cases", "Cases", _cases_section()))
     nav = "".join(f'<a href="#{sid}">{esc(title)}</a>' for sid, title, _ in sections)
     body = "".join(

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
-from pytest_ragproof.metrics.selector import ALL, Selector
+from pytest_ragproof.metrics.selector import ALL, CaseLike, Selector
 from pytest_ragproof.verdict.record import CaseRecord
 from pytest_ragproof.verdict.thresholds import Threshold, aggregate
 from pytest_ragproof.vocabulary import KINDS
@@ -56,8 +56,39 @@ class ThresholdResult:
         return out
 
 
-def population(records: Iterable[CaseRecord], t: Threshold, pipeline: str) -> list[CaseRecord]:
+class ScoredCase(CaseLike, Protocol):
+    """A case's outcome as a threshold row reads it: a CaseRecord, or a case row of the
+    history store."""
+
+    @property
+    def pipeline(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def metrics(self) -> Mapping[str, float]: ...
+
+
+C = TypeVar("C", bound=ScoredCase)
+
+
+def population(records: Iterable[C], t: Threshold, pipeline: str) -> list[C]:
     return [r for r in records if r.pipeline == pipeline and t.applies_to(r)]
+
+
+def row_values(
+    records: Iterable[ScoredCase], t: Threshold, scope: str, pipeline: str
+) -> list[float]:
+    """The values a threshold row is decided on, one rule for the verdict and every table
+    that shows the row (the terminal summary, ``ragproof history show``).
+
+    An aggregate takes every value its cases have, whatever else failed on a case (a
+    case whose judge failed keeps its retrieval metrics); a case threshold is checked on
+    the scored cases only: an error case was not checked, an xfail case is counted apart.
+    """
+    recs = population(records, t, pipeline)
+    if scope == "case":
+        recs = [r for r in recs if r.status != "error" and r.status not in XFAIL_STATUSES]
+    return [r.metrics[t.metric] for r in recs if t.metric in r.metrics]
 
 
 def _aggregates(
@@ -186,7 +217,7 @@ def summarize_case_thresholds(
             recs = [r for r in recs if r.status not in XFAIL_STATUSES]
             scored = [r for r in recs if r.status != "error"]
             failed = sum(1 for r in scored if any(f.expression == t.expression for f in r.failures))
-            values = [r.metrics[t.metric] for r in scored if t.metric in r.metrics]
+            values = row_values(scored, t, "case", pipeline)
             observed = min(values) if values else None
             errors = len(recs) - len(scored)
             # A case that errored was not measured: it is not a pass of the threshold.

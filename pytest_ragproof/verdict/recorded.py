@@ -38,6 +38,8 @@ def config_record(cfg: RunConfig) -> dict[str, Any]:
         "redact": cfg.redact,
         "worst": cfg.worst,
         "components": cfg.components,
+        "repeat": cfg.repeat,
+        "min_pass_rate": cfg.min_pass_rate,
         "baseline": None
         if baseline is None
         else {
@@ -102,6 +104,9 @@ def config_from_record(record: dict[str, Any], base: Path) -> RunConfig:
         redact=bool(record["redact"]),
         worst=int(record["worst"]),
         components=bool(record["components"]),
+        # Absent from the files of earlier versions, which merged runs of one call per case.
+        repeat=int(record.get("repeat", 1)),
+        min_pass_rate=float(record.get("min_pass_rate", 1.0)),
         baseline=baseline,
         judges=[] if j is None else list(j["judges"]),
         judge_model=None if j is None else str(j["model"]),

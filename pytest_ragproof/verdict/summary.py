@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from pytest_ragproof.verdict.gates import ThresholdResult, population
+from pytest_ragproof.verdict.gates import ThresholdResult, row_values
 from pytest_ragproof.verdict.record import CaseRecord
 from pytest_ragproof.verdict.thresholds import aggregate
 
@@ -14,36 +15,47 @@ def _fmt(value: float | None) -> str:
 
 
 def threshold_table(results: Sequence[ThresholdResult], records: Sequence[CaseRecord]) -> str:
+    """The summary's threshold table of a run (its rows and its case records)."""
+    return format_threshold_rows(
+        [r.to_dict() for r in results],
+        # The values each row's verdict was decided on (an aggregate's error cases keep
+        # the values they have: the row of a passed gate never reads "-").
+        [row_values(records, r.threshold, r.scope, r.pipeline) for r in results],
+    )
+
+
+def format_threshold_rows(
+    rows: Sequence[Mapping[str, Any]], values: Sequence[Sequence[float]]
+) -> str:
+    """The threshold table from threshold rows as the results document holds them and, per
+    row, the values it was decided on (:func:`~pytest_ragproof.verdict.gates.row_values`):
+    the terminal summary and ``ragproof history show`` print the same table."""
     from tabulate import tabulate
 
-    rows = []
-    for r in results:
-        recs = [
-            c
-            for c in records
-            if c.pipeline == r.pipeline and r.metric in c.metrics and c.status != "error"
-        ]
-        pop = population(recs, r.threshold, r.pipeline)
-        values = [c.metrics[r.metric] for c in pop]
-        stats = aggregate(values) if values else {}
-        bound = r.bound if r.scope == "case" else f"{r.aggregator} {r.bound}"
-        verdict = r.verdict.upper() if r.verdict in ("pass", "fail") else r.verdict
-        if r.scope == "aggregate" and not r.gated:
+    table = []
+    for r, vals in zip(rows, values, strict=True):
+        stats = aggregate(list(vals)) if vals else {}
+        scope = r.get("scope")
+        bound = r.get("bound") if scope == "case" else f"{r.get('aggregator')} {r.get('bound')}"
+        verdict = str(r.get("verdict"))
+        if verdict in ("pass", "fail"):
+            verdict = verdict.upper()
+        if scope == "aggregate" and not r.get("gated", True):
             verdict += " (not gated)"
-        rows.append(
+        table.append(
             [
-                r.pipeline,
-                r.selector,
-                r.metric,
-                r.n,
+                r.get("pipeline"),
+                r.get("selector"),
+                r.get("metric"),
+                r.get("n"),
                 _fmt(stats.get("mean")),
                 _fmt(stats.get("min")),
-                f"{bound} ({r.scope})",
+                f"{bound} ({scope})",
                 verdict,
             ]
         )
     return tabulate(
-        rows,
+        table,
         headers=["pipeline", "selector", "metric", "n", "mean", "min", "threshold", "verdict"],
         tablefmt="simple",
         disable_numparse=True,

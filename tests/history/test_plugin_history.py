@@ -131,3 +131,59 @@ def test_a_store_that_cannot_be_used_stops_the_run_before_any_case(
         ["ERROR: ragproof: --ragproof-history: history store notes.txt is not a SQLite database*"]
     )
     assert (project.path / "notes.txt").read_text() == "my notes\n"
+
+
+MIXED = """
+import pytest
+
+@pytest.fixture(scope="session")
+def rag_pipeline():
+    def pipeline(question, case):
+        n = int(case.id.rsplit("-", 1)[1])
+        if case.kind == "unanswerable" or n % 3 == 0:
+            return {"answer": "I don't know.", "contexts": []}
+        if n == 5:
+            raise RuntimeError("backend down")
+        ids = [] if n % 4 == 0 else list(case.expected_source_ids)
+        answer = case.expected_answer or "a summary"
+        return {"answer": answer, "contexts": [{"id": i, "text": answer} for i in ids]}
+    return pipeline
+"""
+
+
+def _threshold_table(out: str) -> list[str]:
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("pipeline "))
+    table = [lines[start]]
+    for line in lines[start + 1 :]:
+        if not line.startswith(("---", "rag_pipeline ")):
+            break
+        table.append(line)
+    return table
+
+
+def test_history_show_prints_the_threshold_rows_the_run_printed(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ``<=`` case threshold failed by some cases, an error case, an aggregate gate:
+    ``history show`` prints the table of the run's terminal summary, value for value."""
+    write_frozen(pytester, cases(qa=12))
+    pytester.makeconftest(MIXED)
+    result = run(
+        pytester,
+        [],
+        "--ragproof-case-threshold=qa:abstained<=0",
+        "--ragproof-case-threshold=qa:hit@5>=1",
+        "--ragproof-aggregate-threshold=qa:recall@5>=0.5",
+        "--ragproof-history=h.sqlite",
+    )
+    assert result.ret == 1
+    terminal = _threshold_table(result.stdout.str())
+    assert len(terminal) > 2
+    capsys.readouterr()
+    assert main(["history", "show", "latest", "--store", str(pytester.path / "h.sqlite")]) == 0
+    shown = _threshold_table(capsys.readouterr().out)
+    assert shown == terminal
+    # the abstained row: 11 scored qa cases (qa-005 errored), 4 of them abstain
+    (abstained,) = [line for line in shown if line.split()[1:3] == ["qa", "abstained"]]
+    assert abstained.split()[3:6] == ["11", "0.364", "0.000"] and "4 failed, 1 error" in abstained

@@ -11,6 +11,7 @@ deterministic metrics, and counts as an error in the gates and the exports.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -167,3 +168,31 @@ def test_a_judge_failure_is_an_error_case_through_evaluate(
     aggs = {a["metric"]: a for a in doc["aggregates"] if a["selector"] == "qa"}
     assert aggs["latency_s"]["n_error"] == 0 and aggs["latency_s"]["n"] == 3, aggs
     assert aggs["faithfulness"]["n_error"] == 1 and aggs["faithfulness"]["n"] == 2, aggs
+
+
+def test_a_gate_row_shows_the_values_it_passed_on_when_every_judge_call_fails(
+    project: pytest.Pytester, llm_stub: StubServer
+) -> None:
+    """Every faithfulness request fails: each qa case is an error, yet keeps its retrieval
+    metrics; the recall gate passes on them, and its summary row shows their mean."""
+    llm_stub.set_handler(lambda body: server_error(500))
+    result = run(
+        project,
+        [],
+        "--ragproof-judge-model=openai/stub-judge",
+        f"--ragproof-judge-api-base={llm_stub.url}",
+        "--ragproof-no-cache",
+        "--ragproof-judge-retries=0",
+        "--ragproof-judges=faithfulness",
+        "--ragproof-case-threshold=none",
+        "--ragproof-aggregate-threshold=qa:recall@5>=0.6",
+        "--ragproof-report=results.json",
+    )
+    out = result.stdout.str()
+    assert "cases: 1 passed, 0 failed, 3 error" in out
+    doc = load_json(project.path / "results.json")
+    (gate,) = doc["thresholds"]
+    assert gate["verdict"] == "pass" and gate["n"] == 3 and gate["observed"] == 1.0
+    assert re.search(
+        r"rag_pipeline +qa +recall@5 +3 +1\.000 +1\.000 +mean >= 0\.6 \(aggregate\) +PASS", out
+    ), out

@@ -87,8 +87,10 @@ CONFTEST = f"""
 import os
 import pytest
 
-# RAGPROOF_TEST_VARIANT=worse makes rag_pipeline miss the SSO source (a regression).
+# RAGPROOF_TEST_VARIANT=worse makes rag_pipeline miss the SSO source (a regression);
+# =flaky makes it miss that source on every other call (a flaky case under repeats).
 VARIANT = os.environ.get("RAGPROOF_TEST_VARIANT", "")
+CALLS = {{"sso": 0}}
 
 DOCS = {DOCS!r}
 
@@ -102,7 +104,9 @@ def rag_pipeline():
             return {{"answer": "Within 30 days <b>&amp;</b> \\"quoted\\"",
                      "contexts": ctx("refunds.md", "plans.md")}}
         if "SSO" in question:
-            ids = ("other.md",) if VARIANT == "worse" else ("plans.md",)
+            CALLS["sso"] += 1
+            miss = VARIANT == "worse" or (VARIANT == "flaky" and CALLS["sso"] % 2 == 0)
+            ids = ("other.md",) if miss else ("plans.md",)
             return {{"answer": "Enterprise has SSO.", "contexts": ctx(*ids)}}
         if "seats" in question:
             return {{"answer": "</script><script>alert(1)</script>",

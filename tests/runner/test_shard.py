@@ -75,6 +75,23 @@ def test_merge_of_n_shards_equals_one_run(
     )
 
 
+def test_shards_of_a_repeated_run_merge_into_the_run(
+    shard_project: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--ragproof-repeat in every shard: the merge rebuilds the repeats from the record."""
+    behave(shard_project, {"qa-01": "wrong"})
+    args = ("--ragproof-repeat=2", "--ragproof-min-pass-rate=0.5")
+    single = run(shard_project, [], *args, "--ragproof-report=single.json")
+    assert single.ret == 1
+    run_shards(shard_project, [], 2, *args)
+    code, out, err = merge(capsys, ["shard-1.json", "shard-2.json"], "-o", "merged.json")
+    assert code == single.ret, out + err
+    merged = document(shard_project.path / "merged.json")
+    assert merged["settings"]["repeat"] == 2 and merged["settings"]["min_pass_rate"] == 0.5
+    assert timeless(merged) == timeless(document(shard_project.path / "single.json"))
+    assert merged_summary(out) == summary(single)
+
+
 def test_a_shard_gates_its_cases_not_the_aggregates(shard_project: pytest.Pytester) -> None:
     # Every case of shard 2/3 passes; the aggregate fails on it, as on the whole run.
     threshold = "--ragproof-aggregate-threshold=qa:precision@5>=0.9"
