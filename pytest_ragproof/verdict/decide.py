@@ -301,9 +301,10 @@ def _lines(
         out.append(Line(latency))
     judges = outcome.document.get("judges")
     if judges is not None:
-        from pytest_ragproof.verdict.judge_report import judge_lines
+        from pytest_ragproof.verdict.judge_report import judge_lines, judged_scores
 
         out.extend(Line(j) for j in judge_lines(judges))
+        out.extend(Line(j) for j in judged_scores(outcome.document.get("aggregates") or []))
     components = outcome.document.get("components")
     if records and components and cfg.components:
         from pytest_ragproof.reporting.components import format_components

@@ -7,7 +7,7 @@ which judged nothing itself, reports the same figures as a serial run.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_ragproof.judges import JudgeSettings
@@ -79,6 +79,50 @@ def judge_lines(totals: dict[str, Any]) -> list[str]:
             f"characters / 4), {est['cached']} more served by the cache; nothing was called"
         )
     return lines
+
+
+def judged_scores(aggregates: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The summary's table of judged scores: per pipeline, kind and judged metric, the mean
+    and minimum over the cases judged, with the cases left unscored (errors, not judged)."""
+    from tabulate import tabulate
+
+    from pytest_ragproof.judges import judge_of
+    from pytest_ragproof.vocabulary import KINDS
+
+    rows = []
+    for a in aggregates:
+        if a.get("selector") not in KINDS or judge_of(str(a.get("metric"))) is None:
+            continue
+        values = a.get("values") or {}
+        left = [f"{a[k]} {word}" for k, word in _LEFT if a.get(k)]
+        rows.append(
+            [
+                a.get("pipeline"),
+                a.get("selector"),
+                a.get("metric"),
+                a.get("n"),
+                _fmt(values.get("mean")),
+                _fmt(values.get("min")),
+                ", ".join(left),
+            ]
+        )
+    if not rows:
+        return []
+    rows.sort(key=lambda r: (str(r[0]), KINDS.index(str(r[1])), str(r[2])))
+    table = tabulate(
+        rows,
+        headers=["pipeline", "kind", "judged metric", "n", "mean", "min", "not scored"],
+        tablefmt="simple",
+        disable_numparse=True,
+    )
+    return ["judged scores (mean and min over the judged cases of each kind):", table]
+
+
+_LEFT = (("n_error", "error"), ("n_missing", "not judged"))
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 def evaluator_coverage(records: Sequence[CaseRecord]) -> dict[str, Any]:

@@ -38,6 +38,7 @@ def _check_the_judged_aggregate(result: pytest.RunResult, doc: dict[str, Any]) -
     assert "ragproof gate FAILED: aggregate qa:faithfulness>=0.9" in out
     assert "worst: q2 0.5" in out
     assert "judges (openai/stub-judge): 22 call(s), 0 cached" in out
+    assert judged_row(out, "qa", "answer_correctness") == ["3", "0.778", "0.667"]
     by_id = {c["id"]: c for c in doc["cases"]}
     assert by_id["q2"]["metrics"]["faithfulness"] == 0.5
     assert by_id["q1"]["metrics"]["faithfulness"] == 1.0
@@ -53,6 +54,43 @@ def _check_the_judged_aggregate(result: pytest.RunResult, doc: dict[str, Any]) -
     assert doc["settings"]["judge_model"] == "openai/stub-judge"
     agg = [a for a in doc["aggregates"] if a["metric"] == "faithfulness" and a["selector"] == "qa"]
     assert agg[0]["n"] == 3 and agg[0]["values"]["mean"] == pytest.approx(2.5 / 3)
+
+
+def judged_row(out: str, kind: str, metric: str) -> list[str]:
+    """n, mean, min of a row of the summary's judged scores table."""
+    lines = out.splitlines()
+    start = lines.index("judged scores (mean and min over the judged cases of each kind):")
+    assert lines[start + 1].split() == [
+        "pipeline",
+        "kind",
+        "judged",
+        "metric",
+        "n",
+        "mean",
+        "min",
+        "not",
+        "scored",
+    ]
+    rows = [line.split() for line in lines[start + 3 :] if line.startswith("rag_pipeline ")]
+    (row,) = [r for r in rows if r[1:3] == [kind, metric]]
+    return row[3:]
+
+
+def test_every_judged_metric_has_its_mean_per_kind_in_the_summary(
+    project: pytest.Pytester, llm_stub: StubServer
+) -> None:
+    """No threshold names a judged metric: the summary still shows each one's scores."""
+    llm_stub.set_handler(ScriptedJudge())
+    result = run(project, [], *judge_args(llm_stub, "--ragproof-judges=all"))
+    assert result.ret == 0
+    out = result.stdout.str()
+    assert "faithfulness" not in out.split("judges (openai/stub-judge)")[0]  # no gate names it
+    # q1, q2, q3: faithfulness 1, 0.5, 1; the declining u1 is judged on abstention only
+    assert judged_row(out, "qa", "faithfulness") == ["3", "0.833", "0.500"]
+    assert judged_row(out, "qa", "answer_relevancy") == ["3", "0.833", "0.500"]
+    assert judged_row(out, "qa", "context_recall") == ["3", "1.000", "1.000"]
+    assert judged_row(out, "unanswerable", "abstained_judged") == ["1", "1.000", "1.000"]
+    assert "not judged: 1 no_contexts" in out
 
 
 def test_a_judged_aggregate_gates_the_run(project: pytest.Pytester, llm_stub: StubServer) -> None:
