@@ -8,15 +8,16 @@ A library (no pytest import), usable from a notebook on two results dicts::
     comparison.passed, comparison.gate_failures, comparison.to_dict()
 
 :mod:`.stats` holds the paired tests (exact McNemar, Wilcoxon signed-rank) and the
-paired t interval of a mean change,
-:mod:`.tolerance` the ``[SELECTOR:]METRIC=DELTA`` grammar and :mod:`.compare`
-the comparison itself, :mod:`.comparison` its result types. The pytest side
+paired t interval of a mean change, :mod:`.proportions` Newcombe's interval of a
+change of a 0/1 metric, :mod:`.tolerance` the ``[SELECTOR:]METRIC=DELTA`` grammar
+and :mod:`.compare` the comparison itself, :mod:`.comparison` its result types. The pytest side
 lives in ``pytest_ragproof.verdict.baseline``.
 """
 
 from __future__ import annotations
 
 from pytest_ragproof.regression.compare import AggregateChange, CaseFlip, Comparison, compare
+from pytest_ragproof.regression.proportions import paired_proportion_interval
 from pytest_ragproof.regression.stats import (
     MeanInterval,
     PairedTest,
@@ -37,6 +38,7 @@ __all__ = [
     "compare",
     "mcnemar_exact",
     "paired_mean_interval",
+    "paired_proportion_interval",
     "paired_test",
     "parse_tolerance",
     "parse_tolerances",

@@ -17,8 +17,8 @@ What is compared, per pipeline (cases are matched by pipeline and case id):
   and by the tolerances. Over the cases both
   runs scored (neither an error, the metric present in both) it reports the
   baseline and current means, the paired test (exact McNemar when every value
-  is 0 or 1, else Wilcoxon signed-rank; see :mod:`.stats`), the 95% paired t
-  interval of the change of the mean (for charts; it does not gate), and a verdict.
+  is 0 or 1, else Wilcoxon signed-rank; see :mod:`.stats`), the 95% interval of the
+  change (charts only; :mod:`.proportions` for 0/1 values, else paired t), a verdict.
   A *regression* gates the run: the mean moved in the metric's worse direction
   (per case kind, from the metric registry) by more than its tolerance AND
   ``p < alpha``. Aggregators in threshold expressions (``.p95``) are ignored
@@ -45,6 +45,7 @@ from pytest_ragproof.regression.comparison import (
     Comparison,
     Flags,
 )
+from pytest_ragproof.regression.proportions import paired_proportion_interval
 from pytest_ragproof.regression.stats import (
     is_binary,
     min_pairs,
@@ -223,7 +224,8 @@ def _aggregate(
     base_mean = math.fsum(before) / n
     now_mean = math.fsum(after) / n
     worse_by = -math.fsum(oriented) / n
-    test = paired_test(oriented, binary=is_binary(before) and is_binary(after))
+    binary = is_binary(before) and is_binary(after)
+    test = paired_test(oriented, binary=binary)
     significant = test.p_value < alpha
     note = None
     if worse_by > tol + EPSILON:
@@ -254,7 +256,9 @@ def _aggregate(
         verdict == "regression",
         note,
         tuple((cid, b, a) for _, cid, b, a in sorted(worse)[:WORST_SHOWN]),
-        paired_mean_interval([a - b for a, b in zip(after, before, strict=True)]),
+        paired_proportion_interval(before, after)
+        if binary
+        else paired_mean_interval([a - b for a, b in zip(after, before, strict=True)]),
     )
 
 

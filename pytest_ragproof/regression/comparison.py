@@ -54,7 +54,8 @@ class AggregateChange:
     note: str | None = None  # why a drop could not be tested (too few pairs)
     # The paired cases that got worse most (up to WORST_SHOWN): (id, baseline, now).
     worst: tuple[tuple[str, float, float], ...] = ()
-    # The 95% paired t interval of ``delta`` (None: fewer than two pairs).
+    # The 95% interval of ``delta``: Newcombe's for 0/1 values, else paired t (None:
+    # fewer than two pairs).
     interval: MeanInterval | None = None
 
     @property

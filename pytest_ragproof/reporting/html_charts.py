@@ -235,6 +235,7 @@ def baseline_chart(changes: Sequence[Mapping[str, Any]]) -> str:
         return ""
     return (
         "<figure><figcaption>change of each compared mean (◆ regression, ● improved, "
-        "○ other), with its 95% paired t interval</figcaption>"
+        "○ other), with its 95% interval (paired proportions for 0/1 metrics, else "
+        "paired t)</figcaption>"
         f"{delta_chart('change of each compared mean against the baseline', rows)}</figure>"
     )

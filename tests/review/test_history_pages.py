@@ -185,3 +185,22 @@ def test_an_empty_store_says_how_to_fill_it(tmp_path: Path) -> None:
     app, _ = build(args("--history", str(path)), TOKEN)
     with login(app) as client:
         assert "holds no run yet" in client.get("/runs").text
+
+
+def test_compare_gives_a_0_1_metric_an_interval_within_minus_one_and_one(
+    tmp_path: Path,
+) -> None:
+    """Two pairs, one hit lost: the paired t interval read [-6.85, +5.85]."""
+    from pytest_ragproof.commands.review import build
+
+    path = tmp_path / "history.sqlite"
+    with open_store(resolve_target(str(path), tmp_path)) as store:
+        a = store.add(document(qa=2), "a.json").run_id
+        b = store.add(document(qa=2, missing={"qa-002"}), "b.json").run_id
+    app, _ = build(args("--history", str(path)), TOKEN)
+    with login(app) as c:
+        html = c.get(f"/compare?a={a}&b={b}").text
+    table = html.split('id="metric-changes"')[1].split("</table>")[0]
+    (row,) = [r for r in table.split("<tr")[1:] if "hit@5" in r and "qa" in r]
+    low, high = (float(x) for x in re.findall(r"\[([-+−\d.]+), ([-+−\d.]+)\]", row)[0])
+    assert -1.0 <= low < -0.5 < high <= 1.0
