@@ -10,6 +10,11 @@ SQLite settings, per connection: WAL journal (readers never wait for the writer)
 a busy timeout (two writers, e.g. two pytest processes, queue instead of failing),
 foreign keys on, and ``BEGIN IMMEDIATE`` for every write transaction (the writer
 takes the lock up front, so two writers never deadlock upgrading a read lock).
+Commands that only read (``create=False``) open a SQLite store read-only
+(``mode=ro``): they never write into it, and a store on a read-only mount can be
+read. A WAL database read-only needs its ``-shm`` file, which a read-only file
+system cannot create; there the file is opened ``immutable=1`` (nothing can change
+it), refused if a non-empty ``-wal`` file holds writes not yet folded in.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from pytest_ragproof.errors import HistoryError, MissingExtraError
 from pytest_ragproof.history.target import Target
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import sqlalchemy as sa
 
     from pytest_ragproof.history.schema import Tables
@@ -67,12 +74,67 @@ def _check_sqlite_file(target: Target) -> None:
         )
 
 
-def _engine(target: Target) -> sa.Engine:
+def _on_read_only_fs(path: Path) -> bool:
+    import os
+
+    return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+
+
+def _read_only_uri(target: Target) -> str:
+    """The SQLite URI that opens ``target`` read-only (see the module docstring)."""
+    assert target.path is not None
+    path = target.path.resolve()
+    uri = path.as_uri() + "?mode=ro"
+    if _on_read_only_fs(path):
+        wal = path.with_name(path.name + "-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            raise HistoryError(
+                f"history store {target.shown} is on a read-only file system with writes not "
+                f"yet folded into it ({wal.name}); open it once where it is writable"
+            )
+        uri += "&immutable=1"
+    return uri
+
+
+def _read_only_engine(target: Target) -> sa.Engine:
+    import sqlite3
+
+    import sqlalchemy as sa
+
+    uri = _read_only_uri(target)
+
+    def connect() -> sqlite3.Connection:
+        # The pool hands a connection to one thread at a time (the review app's workers).
+        conn = sqlite3.connect(
+            uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False
+        )
+        conn.isolation_level = None
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        return conn
+
+    engine = sa.create_engine("sqlite://", creator=connect, poolclass=sa.pool.QueuePool)
+
+    @sa.event.listens_for(engine, "begin")
+    def _begin(conn: Any) -> None:
+        conn.exec_driver_sql("BEGIN")
+
+    return engine
+
+
+def _engine(target: Target, *, read_only: bool = False) -> sa.Engine:
     _import_sqlalchemy()
     import sqlalchemy as sa
 
     if target.is_sqlite:
         _check_sqlite_file(target)
+        if read_only and target.path is not None:
+            return _read_only_engine(target)
+        if target.path is not None and target.path.exists() and _on_read_only_fs(target.path):
+            raise HistoryError(
+                f"history store {target.shown} is on a read-only file system: ragproof history "
+                "list, show, trend and compare read it, but no run can be recorded into it; "
+                "give a store path you can write"
+            )
         if target.path is not None:
             # The store's folder, asked for by naming the store (e.g. .ragproof/).
             try:
@@ -111,10 +173,13 @@ def _engine(target: Target) -> sa.Engine:
 class Store:
     """An open history store (use :func:`open_store`); close it when done."""
 
-    def __init__(self, target: Target, engine: sa.Engine, tables: Tables) -> None:
+    def __init__(
+        self, target: Target, engine: sa.Engine, tables: Tables, *, read_only: bool = False
+    ) -> None:
         self.target = target
         self.engine = engine
         self.t = tables
+        self.read_only = read_only
 
     def close(self) -> None:
         self.engine.dispose()
@@ -218,6 +283,16 @@ def _version_row(conn: sa.Connection, tables: Tables) -> int | None:
     return None if value is None else int(value)
 
 
+def _newer(store: Store, current: int) -> HistoryError:
+    from pytest_ragproof.history.schema import SCHEMA_VERSION
+
+    return HistoryError(
+        f"history store {store.target.shown} has schema version {current}, newer than "
+        f"this pytest-ragproof's {SCHEMA_VERSION}: upgrade pytest-ragproof to read it "
+        "(pip install -U 'pytest-ragproof[history]')"
+    )
+
+
 def _migrate(store: Store) -> None:
     """Bring the store to :data:`SCHEMA_VERSION`, or refuse a newer one."""
     import sqlalchemy as sa
@@ -229,6 +304,19 @@ def _migrate(store: Store) -> None:
         current = _version_row(conn, t)
     if current == SCHEMA_VERSION:
         return
+    if store.read_only and current is not None and current > SCHEMA_VERSION:
+        raise _newer(store, current)
+    if store.read_only and current is None:
+        raise HistoryError(
+            f"history store {store.target.shown} holds no run history (no schema_version "
+            "table); record runs into it with pytest --ragproof-history or ragproof history add"
+        )
+    if store.read_only:
+        raise HistoryError(
+            f"history store {store.target.shown} has schema version {current}, older than "
+            f"this pytest-ragproof's {SCHEMA_VERSION}, and reading never changes it: record "
+            "a run into it (pytest --ragproof-history or ragproof history add) to upgrade it"
+        )
     with store.writing() as conn:
         if store.engine.dialect.name == "postgresql":
             # One migrating process at a time; the others wait, then find it done.
@@ -239,11 +327,7 @@ def _migrate(store: Store) -> None:
             conn.execute(sa.insert(t.schema_version).values(version=0))
             current = 0
         if current > SCHEMA_VERSION:
-            raise HistoryError(
-                f"history store {store.target.shown} has schema version {current}, newer than "
-                f"this pytest-ragproof's {SCHEMA_VERSION}: upgrade pytest-ragproof to read it "
-                "(pip install -U 'pytest-ragproof[history]')"
-            )
+            raise _newer(store, current)
         for version in range(current, SCHEMA_VERSION):
             MIGRATIONS[version](conn)
             conn.execute(sa.update(t.schema_version).values(version=version + 1))
@@ -264,8 +348,9 @@ def open_store(target: Target, *, create: bool = True) -> Store:
             f"no history store at {target.shown}; record runs into it with "
             "pytest --ragproof-history or ragproof history add results.json"
         )
-    engine = _engine(target)
-    store = Store(target, engine, tables())
+    read_only = not create and target.is_sqlite and target.path is not None
+    engine = _engine(target, read_only=read_only)
+    store = Store(target, engine, tables(), read_only=read_only)
     try:
         _migrate(store)
     except DatabaseError as exc:

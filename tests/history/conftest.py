@@ -173,3 +173,21 @@ def store_value(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         return str(tmp_path / "history.sqlite")
     url: str = request.getfixturevalue("postgres_url")
     return url
+
+
+@pytest.fixture
+def read_only(tmp_path: Path) -> Iterator[Path]:
+    """A folder on a read-only bind mount of ``src`` beside it (skipped where mounting is
+    not permitted)."""
+    src, ro = tmp_path / "src", tmp_path / "ro"
+    src.mkdir()
+    ro.mkdir()
+    try:
+        subprocess.run(["mount", "--bind", str(src), str(ro)], check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("cannot bind-mount a folder here (needs root and mount)")
+    try:
+        subprocess.run(["mount", "-o", "remount,bind,ro", str(ro)], check=True, capture_output=True)
+        yield ro
+    finally:
+        subprocess.run(["umount", str(ro)], check=False, capture_output=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -174,25 +173,6 @@ def test_compare_says_why_latency_is_not_compared(
     assert "no case scored in both runs" not in out
 
 
-@pytest.fixture
-def read_only(tmp_path: Path) -> Iterator[Path]:
-    """A folder on a read-only bind mount (skipped where mounting is not permitted)."""
-    import subprocess
-
-    src, ro = tmp_path / "src", tmp_path / "ro"
-    src.mkdir()
-    ro.mkdir()
-    try:
-        subprocess.run(["mount", "--bind", str(src), str(ro)], check=True, capture_output=True)
-    except (OSError, subprocess.CalledProcessError):
-        pytest.skip("cannot bind-mount a folder here (needs root and mount)")
-    try:
-        subprocess.run(["mount", "-o", "remount,bind,ro", str(ro)], check=True, capture_output=True)
-        yield ro
-    finally:
-        subprocess.run(["umount", str(ro)], check=False, capture_output=True)
-
-
 def test_a_store_folder_on_a_read_only_file_system_is_one_line(
     read_only: Path, files: dict[str, Path], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -203,3 +183,32 @@ def test_a_store_folder_on_a_read_only_file_system_is_one_line(
         f"ragproof history add: error: history store {store}: cannot create its folder "
         f"{store.parent}: Read-only file system; give a store path in a folder you can write\n"
     )
+
+
+def test_a_store_on_a_read_only_mount_is_listed_shown_trended_and_compared(
+    read_only: Path, files: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    import subprocess
+
+    writable = read_only.parent / "src" / "h.sqlite"
+    code, _, _ = _run(
+        capsys, "add", str(files["good"]), str(files["worse"]), "--store", str(writable)
+    )
+    assert code == 0
+    subprocess.run(["mount", "-o", "remount,bind,ro", str(read_only)], check=True)  # refresh
+    store = ["--store", str(read_only / "h.sqlite")]
+    good, worse = _id(files["good"]), _id(files["worse"])
+    code, out, err = _run(capsys, "list", *store)
+    assert code == 0, err
+    assert out.splitlines()[2].startswith(worse) and out.splitlines()[3].startswith(good)
+    code, out, err = _run(capsys, "show", worse, *store)
+    assert code == 0 and worse in out, err
+    code, out, err = _run(capsys, "trend", "--metric", "qa:recall@5", *store)
+    assert code == 0, err
+    code, out, err = _run(capsys, "compare", good, worse, *store)
+    assert code in (0, 1) and "Traceback" not in err and "unable to open" not in err, err
+    assert "regression" in out
+    assert sorted(p.name for p in read_only.iterdir()) == ["h.sqlite"]  # nothing written
+    # Recording into it says why it cannot, in one line.
+    code, _, err = _run(capsys, "add", str(files["good"]), *store)
+    assert code == 2 and err.count("\n") == 1 and "is on a read-only file system" in err, err

@@ -187,3 +187,24 @@ def test_history_show_prints_the_threshold_rows_the_run_printed(
     # the abstained row: 11 scored qa cases (qa-005 errored), 4 of them abstain
     (abstained,) = [line for line in shown if line.split()[1:3] == ["qa", "abstained"]]
     assert abstained.split()[3:6] == ["11", "0.364", "0.000"] and "4 failed, 1 error" in abstained
+
+
+def test_a_store_on_a_read_only_file_system_is_a_usage_error_before_any_case(
+    project: pytest.Pytester, read_only: Path
+) -> None:
+    """Neither a store folder that cannot be created nor an existing store on a read-only
+    mount is an INTERNALERROR: one line, exit 4, no case run."""
+    missing = read_only / "sub" / "h.sqlite"
+    result = run(project, [], f"--ragproof-history={missing}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "INTERNALERROR" not in err and "Traceback" not in err
+    assert f"cannot create its folder {missing.parent}: Read-only file system" in err
+    # An existing store, written before the mount went read-only: readable, not writable.
+    writable = read_only.parent / "src" / "h.sqlite"
+    assert run(project, [], f"--ragproof-history={writable}").ret == 0
+    result = run(project, [], f"--ragproof-history={read_only / 'h.sqlite'}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "INTERNALERROR" not in err and "is on a read-only file system" in err
+    assert len(_runs(read_only / "h.sqlite")) == 1  # and reading it works
