@@ -31,7 +31,7 @@ from pytest_ragproof.verdict.config import RunConfig, make_config
 from pytest_ragproof.verdict.decide import DatasetFacts, RunFacts, decide
 from pytest_ragproof.verdict.gates import ThresholdResult
 from pytest_ragproof.verdict.record import CaseRecord
-from pytest_ragproof.verdict.summary import threshold_table
+from pytest_ragproof.verdict.summary import fmt_score, threshold_table
 
 if TYPE_CHECKING:
     from pytest_ragproof.execution.evaluating import EvaluatorRunner
@@ -97,12 +97,9 @@ def _aggregate_table(aggregates: Sequence[Mapping[str, Any]]) -> str:
 
     from pytest_ragproof.vocabulary import KINDS
 
-    def num(value: Any) -> str:
-        return "-" if value is None else f"{value:.3f}"
-
     rows = [
         [a["pipeline"], a["selector"], a["metric"], a["n"]]
-        + [num((a.get("values") or {}).get(v)) for v in ("mean", "min", "p50", "p95")]
+        + [fmt_score((a.get("values") or {}).get(v)) for v in ("mean", "min", "p50", "p95")]
         for a in aggregates
         if a.get("selector") in KINDS
     ]

@@ -87,6 +87,7 @@ def judged_scores(aggregates: Sequence[Mapping[str, Any]]) -> list[str]:
     from tabulate import tabulate
 
     from pytest_ragproof.judges import judge_of
+    from pytest_ragproof.verdict.summary import fmt_score
     from pytest_ragproof.vocabulary import KINDS
 
     rows = []
@@ -101,8 +102,8 @@ def judged_scores(aggregates: Sequence[Mapping[str, Any]]) -> list[str]:
                 a.get("selector"),
                 a.get("metric"),
                 a.get("n"),
-                _fmt(values.get("mean")),
-                _fmt(values.get("min")),
+                fmt_score(values.get("mean")),
+                fmt_score(values.get("min")),
                 ", ".join(left),
             ]
         )
@@ -119,10 +120,6 @@ def judged_scores(aggregates: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 _LEFT = (("n_error", "error"), ("n_missing", "not judged"))
-
-
-def _fmt(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
 
 
 def evaluator_coverage(records: Sequence[CaseRecord]) -> dict[str, Any]:

@@ -10,7 +10,8 @@ from pytest_ragproof.verdict.record import CaseRecord
 from pytest_ragproof.verdict.thresholds import aggregate
 
 
-def _fmt(value: float | None) -> str:
+def fmt_score(value: float | None) -> str:
+    """A score as the summary's tables print it: 3 decimals, ``-`` when there is none."""
     return "-" if value is None else f"{value:.3f}"
 
 
@@ -48,8 +49,8 @@ def format_threshold_rows(
                 r.get("selector"),
                 r.get("metric"),
                 r.get("n"),
-                _fmt(stats.get("mean")),
-                _fmt(stats.get("min")),
+                fmt_score(stats.get("mean")),
+                fmt_score(stats.get("min")),
                 f"{bound} ({scope})",
                 verdict,
             ]
