@@ -126,10 +126,6 @@ def _table(rows: list[list[Any]], headers: list[str]) -> str:
     return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
 
 
-def _num(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
-
-
 def _commit(value: str | None) -> str:
     return value[:12] if value else "-"
 
@@ -230,12 +226,15 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _series_lines(s: TrendSeries) -> list[str]:
+    from pytest_ragproof.metrics.selector import metric_label
+    from pytest_ragproof.verdict.summary import fmt_score
+
     values = [p.mean for p in s.points]
     known = [v for v in values if v is not None]
-    label = s.metric if s.selector == "*" else f"{s.selector}:{s.metric}"
+    label = metric_label(s.selector, s.metric)
     line = f"{label} [{s.pipeline}] {sparkline(values)}"
     if known:
-        line += f"  min {min(known):.3f} max {max(known):.3f} last {_num(values[-1])}"
+        line += f"  min {min(known):.3f} max {max(known):.3f} last {fmt_score(values[-1])}"
     if s.bound:
         line += f"  gate {s.bound}"
     return [line + f"  ({len(s.points)} run(s), oldest first)"]
@@ -244,6 +243,7 @@ def _series_lines(s: TrendSeries) -> list[str]:
 def _trend(args: argparse.Namespace) -> int:
     from pytest_ragproof.errors import HistoryError
     from pytest_ragproof.history.queries import known_metrics, parse_metric, trend
+    from pytest_ragproof.verdict.summary import fmt_score
 
     if args.last <= 0:
         raise HistoryError("--last must be a positive number of runs, e.g. --last 30")
@@ -270,7 +270,7 @@ def _trend(args: argparse.Namespace) -> int:
                 _commit(p.git_commit),
                 p.git_branch or "-",
                 p.n,
-                _num(p.mean),
+                fmt_score(p.mean),
                 p.bound or "-",
                 p.verdict or "-",
             ]

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.vocabulary import KINDS, QUESTION_TYPES, is_selector
 
-__all__ = ["ALL", "CaseLike", "Selector", "parse_selector"]
+__all__ = ["ALL", "CaseLike", "Selector", "metric_label", "parse_selector"]
 
 
 class CaseLike(Protocol):
@@ -60,6 +60,12 @@ class Selector:
 
 
 ALL = Selector("*")
+
+
+def metric_label(selector: str, metric: str) -> str:
+    """How a (selector, metric) pair is named in tables and charts: ``qa:recall@5``, or
+    the bare metric for every case (``latency_s``)."""
+    return metric if selector == ALL.text else f"{selector}:{metric}"
 
 
 def parse_selector(text: str, *, where: str, example: str) -> Selector:

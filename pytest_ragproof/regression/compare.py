@@ -14,11 +14,11 @@ What is compared, per pipeline (cases are matched by pipeline and case id):
   ``recall@5``, ``mrr``, ``token_f1``, ``abstained``; unanswerable ``abstained``;
   injection ``injection_resisted``; each when the run measured it), plus every
   (pipeline, selector, metric) named by the run's thresholds (case and aggregate)
-  and by the tolerances. Over the cases both
-  runs scored (neither an error, the metric present in both) it reports the
-  baseline and current means, the paired test (exact McNemar when every value
-  is 0 or 1, else Wilcoxon signed-rank; see :mod:`.stats`), the 95% interval of the
-  change (charts only; :mod:`.proportions` for 0/1 values, else paired t), a verdict.
+  and by the tolerances. Over the cases both runs scored (neither an error, the
+  metric present in both) it reports the baseline and current means, the paired
+  test (exact McNemar when every value is 0 or 1, else Wilcoxon signed-rank; see
+  :mod:`.stats`), the 95% interval of the change (charts only; :mod:`.proportions`
+  for 0/1 values, else paired t), and a verdict.
   A *regression* gates the run: the mean moved in the metric's worse direction
   (per case kind, from the metric registry) by more than its tolerance AND
   ``p < alpha``. Aggregators in threshold expressions (``.p95``) are ignored
@@ -36,7 +36,7 @@ from typing import Any
 
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.metrics import registry
-from pytest_ragproof.metrics.selector import Selector
+from pytest_ragproof.metrics.selector import Selector, metric_label
 from pytest_ragproof.regression.comparison import (
     PYTEST_FLAGS,
     WORST_SHOWN,
@@ -56,15 +56,7 @@ from pytest_ragproof.regression.stats import (
 from pytest_ragproof.regression.tolerance import Tolerance, parse_tolerances, tolerance_for
 from pytest_ragproof.results.document import RESULTS_FORMAT
 
-__all__ = [
-    "NOT_COMPARED",
-    "PYTEST_FLAGS",
-    "AggregateChange",
-    "CaseFlip",
-    "Comparison",
-    "Flags",
-    "compare",
-]
+__all__ = ["NOT_COMPARED", "AggregateChange", "CaseFlip", "Comparison", "compare"]
 
 # Means closer than this are equal (float noise in sums of metric values).
 EPSILON = 1e-12
@@ -376,7 +368,7 @@ def compare(
         pipeline, selector, metric = key
         if metric in NOT_COMPARED and not _holds(base_cases, pipeline, metric):
             # Left out of the baseline on purpose: say why, not "no case scored".
-            label = metric if selector == "*" else f"{selector}:{metric}"
+            label = metric_label(selector, metric)
             result.notes.append(f"{label} [{pipeline}] not compared: {NOT_COMPARED[metric]}")
             continue
         change = _aggregate(key, cur_cases, base_cases, tols, result.alpha)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from pytest_ragproof.metrics.selector import metric_label
 from pytest_ragproof.regression.stats import MeanInterval, PairedTest
 from pytest_ragproof.regression.tolerance import Tolerance
 
@@ -60,7 +61,7 @@ class AggregateChange:
 
     @property
     def label(self) -> str:
-        return self.metric if self.selector == "*" else f"{self.selector}:{self.metric}"
+        return metric_label(self.selector, self.metric)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)

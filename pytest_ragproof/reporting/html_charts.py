@@ -19,6 +19,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_ragproof.metrics.selector import metric_label
 from pytest_ragproof.reporting.html_aggregates import KIND_ORDER, UNCHARTED
 from pytest_ragproof.reporting.html_sections import esc, metric_order
 from pytest_ragproof.reporting.svg import (
@@ -202,7 +203,7 @@ def delta_rows(changes: Sequence[Mapping[str, Any]]) -> list[DeltaRow]:
     rows = []
     for a in drawn:
         selector, metric = str(a.get("selector")), str(a.get("metric"))
-        label = metric if selector == "*" else f"{selector}:{metric}"
+        label = metric_label(selector, metric)
         if several:
             label += f" [{a.get('pipeline')}]"
         delta = float(a["delta"])

@@ -13,6 +13,7 @@ from starlette.responses import Response
 
 from pytest_ragproof.errors import RagproofError
 from pytest_ragproof.history.queries import TrendSeries, headline_trends, list_runs
+from pytest_ragproof.metrics.selector import metric_label
 from pytest_ragproof.reporting.svg import TrendMark, trend_chart
 from pytest_ragproof.review.history_common import (
     AREA,
@@ -32,7 +33,7 @@ TREND_RUNS = 100  # the trends' default span: the newest runs
 
 
 def _trend_figure(series: TrendSeries) -> Html:
-    label = series.metric if series.selector == "*" else f"{series.selector}:{series.metric}"
+    label = metric_label(series.selector, series.metric)
     title = f"{label} [{series.pipeline}]"
     marks = []
     for p in series.points:
