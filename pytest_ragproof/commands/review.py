@@ -113,15 +113,20 @@ def is_results_file(path: Path) -> bool:
     from pytest_ragproof.results.document import invalid_json
 
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8") as fh:
+            head = first = fh.readline()
+            while first and not first.strip():  # blank lines kept: errors say the line
+                first = fh.readline()
+                head += first
+            if not first.lstrip().startswith("{"):
+                return False  # read no further: a JSONL review file is read once, later
+            text = head + fh.read()
     except (OSError, UnicodeDecodeError):
         return False  # the dataset review says what is wrong with it
-    if not text.lstrip().startswith("{"):
-        return False
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        if text.lstrip().split("\n", 1)[0].strip() == "{":
+        if first.strip() == "{":
             raise ConfigError(invalid_json(path, exc)) from None
         return False  # JSONL: one object a line
     return isinstance(data, dict) and str(data.get("format", "")).startswith("ragproof.results/")
