@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.pytester_projects import behave, write_frozen
-from tests.runner.conftest import CASES, CONFTEST
-
 UNIT = "def test_unit():\n    assert True\n"
 MARKED = """
 import pytest
@@ -33,14 +30,12 @@ NOT_SELECTED = (
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester) -> pytest.Pytester:
-    """A project with a frozen dataset and a pipeline, which its ini file may configure."""
-    write_frozen(pytester, CASES)
-    pytester.makeconftest(CONFTEST)
-    behave(pytester, {})
-    pytester.mkdir("tests")
-    (pytester.path / "tests" / "test_unit.py").write_text(UNIT, encoding="utf-8")
-    return pytester
+def project(project: pytest.Pytester) -> pytest.Pytester:
+    """The runner's project (a frozen dataset and a pipeline, which its ini file may
+    configure) with a unit test beside it."""
+    project.mkdir("tests")
+    (project.path / "tests" / "test_unit.py").write_text(UNIT, encoding="utf-8")
+    return project
 
 
 def _run(project: pytest.Pytester, mode: list[str], *args: str) -> pytest.RunResult:

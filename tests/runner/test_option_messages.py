@@ -4,19 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from tests.pytester_projects import behave, write_frozen
-from tests.runner.conftest import CASES, CONFTEST
-
 PYPROJECT = '[tool.pytest.ini_options]\nragproof_dataset = "cases.frozen.json"\n'
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester) -> pytest.Pytester:
-    write_frozen(pytester, CASES)
-    pytester.makeconftest(CONFTEST)
-    behave(pytester, {})
-    pytester.makepyprojecttoml(PYPROJECT)
-    return pytester
+def project(project: pytest.Pytester) -> pytest.Pytester:
+    """The runner's project, its dataset configured in pyproject.toml."""
+    project.makepyprojecttoml(PYPROJECT)
+    return project
 
 
 def _run(project: pytest.Pytester, *args: str) -> pytest.RunResult:

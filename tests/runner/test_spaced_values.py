@@ -13,22 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.pytester_projects import behave, write_frozen
-from tests.runner.conftest import CASES, CONFTEST
-
 PYPROJECT = '[tool.pytest.ini_options]\nragproof_dataset = ["cases.frozen.json"]\n'
 UNIT = "def test_unit():\n    assert True\n"
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester) -> pytest.Pytester:
-    write_frozen(pytester, CASES)
-    pytester.makeconftest(CONFTEST)
-    behave(pytester, {})
-    pytester.makepyprojecttoml(PYPROJECT)
-    pytester.mkdir("tests")
-    (pytester.path / "tests" / "test_unit.py").write_text(UNIT, encoding="utf-8")
-    return pytester
+def project(project: pytest.Pytester) -> pytest.Pytester:
+    """The runner's project, its dataset configured in pyproject.toml, and a unit test."""
+    project.makepyprojecttoml(PYPROJECT)
+    project.mkdir("tests")
+    (project.path / "tests" / "test_unit.py").write_text(UNIT, encoding="utf-8")
+    return project
 
 
 @pytest.fixture
