@@ -78,3 +78,44 @@ print(sorted(m for m in sys.modules if m == "pytest" or m.startswith("_pytest"))
         env={"PYTHONPATH": str(PACKAGE.parent), "PATH": "/usr/bin:/bin"},
     )
     assert out.stdout.strip() == "[]", out.stderr
+
+
+# Who may import each external package directly; every other top-level package or module of
+# pytest_ragproof must be a source of that package's "forbidden" contract.
+OWNERS = {
+    "pytest": {"plugin"},
+    "litellm": {"llm"},
+    "sqlalchemy": {"history"},
+}
+
+
+def _top_level() -> set[str]:
+    names = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"}
+    names |= {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
+    return names
+
+
+def test_every_forbidden_contract_names_every_top_level_package() -> None:
+    """A package added to pytest_ragproof is covered by each "only X imports Y" contract at
+    once: a contract that lists its sources by hand silently exempts every package it forgot."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    packages = _top_level()
+    assert {"plugin", "llm", "history", "cli", "textnorm"} <= packages
+    checked = set()
+    for contract in contracts:
+        if contract["type"] != "forbidden":
+            continue
+        external = [m for m in contract["forbidden_modules"] if not m.startswith("pytest_ragproof")]
+        owner_keys = [m for m in external if m in OWNERS]
+        if not owner_keys:
+            continue
+        owners = OWNERS[owner_keys[0]]
+        sources = {m.removeprefix("pytest_ragproof.") for m in contract["source_modules"]}
+        missing = packages - owners - sources
+        assert not missing, f"{contract['name']!r} does not list {sorted(missing)}"
+        assert not sources & owners, f"{contract['name']!r} forbids its own owner"
+        checked.add(owner_keys[0])
+    assert checked == set(OWNERS)
