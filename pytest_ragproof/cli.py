@@ -1,8 +1,8 @@
 """The ``ragproof`` command: a thin layer over the library.
 
 Each subcommand lives in its own module under ``pytest_ragproof.commands`` and
-exposes ``add_arguments(parser)`` and ``run(args) -> int``. Modules are imported
-only when their subcommand runs, so ``ragproof --help`` stays fast.
+exposes ``add_arguments(parser)`` and ``run(args) -> int``. A module is imported only
+when its subcommand runs (or shows its help), so ``ragproof --help`` imports none.
 
 Exit codes: 0 success, 1 the command ran and found a problem (invalid dataset,
 shortfall with ``--fail-on-shortfall``), 2 usage errors.
@@ -75,7 +75,9 @@ def _version() -> str:
         return "unknown"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``ragproof`` parser. With ``only``, that subcommand's module alone is imported
+    and asked for its arguments; every other subcommand is listed by name and help."""
     parser = argparse.ArgumentParser(
         prog="ragproof",
         description="RAG regression tests in plain pytest: datasets, freezing, reports.",
@@ -85,14 +87,32 @@ def build_parser() -> argparse.ArgumentParser:
     for name, (module, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.set_defaults(_module=module)
-        mod = importlib.import_module(module)
-        mod.add_arguments(p)
+        if only is None or only == name:
+            importlib.import_module(module).add_arguments(p)
     return parser
 
 
+def _chosen(argv: Sequence[str]) -> str:
+    """The subcommand ``argv`` names: the first word that is not an option (the top-level
+    parser has no option taking a value)."""
+    return next((a for a in argv if not a.startswith("-")), "")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else list(argv)
+    chosen = _chosen(words)
+    if chosen and chosen not in COMMANDS:
+        import difflib
+
+        close = difflib.get_close_matches(chosen, list(COMMANDS), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        print(
+            f"ragproof: error: unknown command {chosen!r}: {hint}`ragproof --help` lists them",
+            file=sys.stderr,
+        )
+        return 2
+    parser = build_parser(chosen)
+    args = parser.parse_args(words)
     if getattr(args, "_module", None) is None:
         parser.print_help(sys.stderr)
         return 2
