@@ -1,9 +1,10 @@
 """Every default of a run's settings, defined once.
 
 The option table (:mod:`pytest_ragproof.plugin.options`), the settings parser
-(:func:`pytest_ragproof.verdict.config.make_config`), ``evaluate()`` and the
-baseline settings read their defaults from here. Imports nothing: the option
-table loads in every pytest run.
+(:func:`pytest_ragproof.verdict.config.make_config`), ``evaluate()``, the judge and
+LLM client settings, ``judge-check`` and the baseline settings read their defaults
+from here; tests/test_defaults.py finds a figure written anywhere else. Imports
+nothing: the option table loads in every pytest run.
 """
 
 from __future__ import annotations
@@ -20,6 +21,17 @@ JUDGE_CONCURRENCY = 8  # judge calls in flight per process (--ragproof-judge-con
 # cases scored at once by bring-your-own evaluators, per process
 # (--ragproof-evaluator-concurrency)
 EVALUATOR_CONCURRENCY = 4
+# One judge or generation request: seconds it may take, retries on 429, 5xx and timeouts
+# (--ragproof-judge-timeout / --ragproof-judge-retries, judge-check --timeout / --retries).
+LLM_TIMEOUT_S = 60.0
+LLM_RETRIES = 4
+# A corpus file larger than this is skipped (--max-file-bytes of ingest and generate).
+MAX_FILE_BYTES = 5_000_000
+CHUNK_SIZE = 1000  # characters per chunk (--chunk-size)
+CHUNK_OVERLAP = 100  # characters shared by neighbouring chunks (--chunk-overlap)
+ITEMS_PER_REQUEST = 2  # cases one generation request asks for (--items-per-request)
+MAX_ROUNDS = 3  # generation rounds that top up a shortfall (--max-rounds)
+GENERATION_CONCURRENCY = 4  # model calls in flight (ragproof generate --concurrency)
 WORST = 5  # worst cases the summary lists
 REGRESSION_ALPHA = 0.05
 CASE_THRESHOLDS: tuple[str, ...] = (

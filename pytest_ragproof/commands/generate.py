@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import argparse
 
-# Mirrors of library defaults, so that building the parser imports nothing else.
-DEFAULT_MAX_FILE_BYTES = 5_000_000
-DEFAULT_CHUNK_SIZE = 1000
-DEFAULT_CONCURRENCY = 4
-DEFAULT_ITEMS_PER_REQUEST = 2
-DEFAULT_MAX_ROUNDS = 3
+from pytest_ragproof import defaults
+
+DEFAULT_MAX_FILE_BYTES = defaults.MAX_FILE_BYTES
+DEFAULT_CHUNK_SIZE = defaults.CHUNK_SIZE
+DEFAULT_CONCURRENCY = defaults.GENERATION_CONCURRENCY
+DEFAULT_ITEMS_PER_REQUEST = defaults.ITEMS_PER_REQUEST
+DEFAULT_MAX_ROUNDS = defaults.MAX_ROUNDS
 QA_TYPES = ("simple", "complex", "distracting", "situational", "double", "conversational")
 
 

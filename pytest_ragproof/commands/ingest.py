@@ -10,11 +10,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-# Mirrors of the library defaults, kept here so ``add_arguments`` imports
-# nothing but argparse (``ragproof --help`` builds every subparser); a test
-# checks they agree with ingest.DEFAULT_MAX_FILE_BYTES and chunking's defaults.
-DEFAULT_MAX_FILE_BYTES = 5_000_000
-DEFAULT_CHUNK_SIZE = 1000
+from pytest_ragproof import defaults
+
+DEFAULT_MAX_FILE_BYTES = defaults.MAX_FILE_BYTES
+DEFAULT_CHUNK_SIZE = defaults.CHUNK_SIZE
 
 
 def _positive_int(text: str) -> int:

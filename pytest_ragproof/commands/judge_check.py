@@ -22,6 +22,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_ragproof import defaults
+
 if TYPE_CHECKING:
     from pytest_ragproof.judges.labelled import LabelledItem
 
@@ -95,15 +97,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "every labelled metric)",
     )
     add("--api-base", metavar="URL", help="provider endpoint (vLLM, llama.cpp, Ollama, ...)")
-    add("--concurrency", type=_number(int, 1), default=8, metavar="N", help="calls in flight (8)")
+    concurrency = defaults.JUDGE_CONCURRENCY
+    add(
+        "--concurrency",
+        type=_number(int, 1),
+        default=concurrency,
+        metavar="N",
+        help=f"calls in flight ({concurrency})",
+    )
     add(
         "--response-format",
         choices=("auto", "json_schema", "json_object", "prompt"),
         default="auto",
         help="how structured replies are asked for, as --ragproof-judge-response-format",
     )
-    add("--timeout", type=_number(float, 0.001), default=60.0, metavar="S", help="per call (60)")
-    add("--retries", type=_number(int, 0), default=4, metavar="N", help="per call (4)")
+    timeout, retries = defaults.LLM_TIMEOUT_S, defaults.LLM_RETRIES
+    add(
+        "--timeout",
+        type=_number(float, 0.001),
+        default=timeout,
+        metavar="S",
+        help=f"per call ({timeout:g})",
+    )
+    add(
+        "--retries",
+        type=_number(int, 0),
+        default=retries,
+        metavar="N",
+        help=f"per call ({retries})",
+    )
     add(
         "--abstain-language",
         metavar="CODE",

@@ -28,10 +28,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
+from pytest_ragproof import defaults
 from pytest_ragproof.errors import ConfigError
 
-DEFAULT_CHUNK_SIZE = 1000
-DEFAULT_CHUNK_OVERLAP = 100
+DEFAULT_CHUNK_SIZE = defaults.CHUNK_SIZE
+DEFAULT_CHUNK_OVERLAP = defaults.CHUNK_OVERLAP
 # Formats whose text carries Markdown ATX headings the chunker should follow.
 HEADING_FORMATS = frozenset({"markdown", "docx"})
 

@@ -13,6 +13,7 @@ import stat
 import unicodedata
 from pathlib import Path
 
+from pytest_ragproof import defaults
 from pytest_ragproof.corpus.docx_reader import DocxFileReader
 from pytest_ragproof.corpus.markdown_reader import MarkdownReader
 from pytest_ragproof.corpus.pdf_reader import PdfFileReader
@@ -20,7 +21,7 @@ from pytest_ragproof.corpus.text_reader import TextReader
 from pytest_ragproof.corpus.types import Corpus, Document, Reader, ReadFailure, SkippedFile
 from pytest_ragproof.errors import IngestError, MissingExtraError
 
-DEFAULT_MAX_FILE_BYTES = 5_000_000
+DEFAULT_MAX_FILE_BYTES = defaults.MAX_FILE_BYTES
 
 READERS: tuple[Reader, ...] = (TextReader(), MarkdownReader(), PdfFileReader(), DocxFileReader())
 _BY_EXTENSION: dict[str, Reader] = {ext: r for r in READERS for ext in r.extensions}

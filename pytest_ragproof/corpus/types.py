@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, get_args
 
+from pytest_ragproof import defaults
+
 DocumentFormat = Literal["text", "markdown", "pdf", "docx"]
 
 # A small fixed vocabulary so reports can be counted, filtered and compared
@@ -97,7 +99,7 @@ class Corpus:
     root: Path
     documents: tuple[Document, ...]
     skipped: tuple[SkippedFile, ...]
-    max_file_bytes: int = field(default=5_000_000)
+    max_file_bytes: int = field(default=defaults.MAX_FILE_BYTES)
 
     def skip_counts(self) -> dict[SkipReason, int]:
         """Skipped paths per reason, in the fixed vocabulary order, zero counts left out."""

@@ -15,6 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from pytest_ragproof import defaults
 from pytest_ragproof.corpus import Corpus
 from pytest_ragproof.corpus.chunking import Chunk, chunk_corpus
 from pytest_ragproof.errors import ConfigError
@@ -66,12 +67,12 @@ class GenerationSettings:
     unanswerable_types: tuple[str, ...] = UNANSWERABLE_TYPES
     language: str | None = None
     agent_description: str | None = None
-    items_per_request: int = 2
-    chunk_size: int = 1000
+    items_per_request: int = defaults.ITEMS_PER_REQUEST
+    chunk_size: int = defaults.CHUNK_SIZE
     chunk_overlap: int | None = None
     top_k: int = 3
     dedup_threshold: float = DEFAULT_THRESHOLD
-    max_rounds: int = 3
+    max_rounds: int = defaults.MAX_ROUNDS
     generators: tuple[QuestionGenerator, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_ragproof import defaults
 from pytest_ragproof.corpus import Corpus, Document, SkippedFile
 from pytest_ragproof.corpus.loader import stat_corpus_path
 from pytest_ragproof.errors import ConfigError, IngestError
@@ -39,7 +40,7 @@ def load_rows_file(
     *,
     columns: Sequence[str] | None = None,
     id_column: str | None = None,
-    max_file_bytes: int = 5_000_000,
+    max_file_bytes: int = defaults.MAX_FILE_BYTES,
 ) -> Corpus:
     """Read a CSV or JSONL knowledge base into a :class:`Corpus` of one document per row."""
     p = Path(path)

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from pytest_ragproof import defaults
 from pytest_ragproof.errors import ConfigError
 
 #: Every judge, in the order docs and reports list them.
@@ -118,15 +119,15 @@ class JudgeSettings:
     judges: frozenset[str]
     model: str
     api_base: str | None = None
-    concurrency: int = 8
+    concurrency: int = defaults.JUDGE_CONCURRENCY
     budget_usd: float | None = None
     max_calls: int | None = None
     dry_run: bool = False
     response_format: str = "auto"
     cache_dir: str | None = None
     cache: bool = True
-    timeout_s: float = 60.0
-    max_retries: int = 4
+    timeout_s: float = defaults.LLM_TIMEOUT_S
+    max_retries: int = defaults.LLM_RETRIES
 
     def settings(self) -> dict[str, object]:
         """What the results document records (no secrets: keys come from the environment)."""

@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from pytest_ragproof import defaults
 from pytest_ragproof.errors import LLMConfigError
 
 Role = Literal["gen", "judge"]
@@ -36,10 +37,10 @@ class LLMConfig:
     model: str
     api_base: str | None = None
     api_key_env: str | None = None
-    timeout_s: float = 60.0
-    max_retries: int = 4
+    timeout_s: float = defaults.LLM_TIMEOUT_S
+    max_retries: int = defaults.LLM_RETRIES
     max_total_s: float = 300.0
-    concurrency: int = 4
+    concurrency: int = defaults.GENERATION_CONCURRENCY
     temperature: float = 0.0
     seed: int | None = None
     max_tokens: int | None = None

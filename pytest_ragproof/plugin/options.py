@@ -215,7 +215,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "judge_concurrency",
-        "judge calls in flight at once, per process (default 8)",
+        f"judge calls in flight at once, per process (default {defaults.JUDGE_CONCURRENCY})",
         default=str(defaults.JUDGE_CONCURRENCY),
         metavar="N",
     ),
@@ -253,12 +253,12 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "judge_timeout",
-        "seconds one judge request may take (default 60)",
+        f"seconds one judge request may take (default {defaults.LLM_TIMEOUT_S:g})",
         metavar="SECONDS",
     ),
     Option(
         "judge_retries",
-        "retries of a judge call on 429, 5xx and timeouts (default 4)",
+        f"retries of a judge call on 429, 5xx and timeouts (default {defaults.LLM_RETRIES})",
         metavar="N",
     ),
     Option(

@@ -57,7 +57,7 @@ class RunConfig:
     # The LLM judges this run asked for (None: no judge runs, nothing LLM is imported).
     judges: JudgeSettings | None = None
     # --ragproof-evaluator-concurrency: cases scored at once by bring-your-own evaluators.
-    evaluator_concurrency: int = 4
+    evaluator_concurrency: int = defaults.EVALUATOR_CONCURRENCY
     extra: dict[str, object] = field(default_factory=dict)
 
     @property
@@ -380,8 +380,12 @@ def _judge_settings(
         response_format=fmt,
         cache_dir=cache_dir or None,
         cache=cache,
-        timeout_s=_positive("judge_timeout", timeout, float) or 60.0,
-        max_retries=4 if retries in (None, "") else _int("judge_retries", str(retries), 0),
+        timeout_s=_positive("judge_timeout", timeout, float) or defaults.LLM_TIMEOUT_S,
+        max_retries=(
+            defaults.LLM_RETRIES
+            if retries in (None, "")
+            else _int("judge_retries", str(retries), 0)
+        ),
     )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pytest_ragproof import defaults
 from pytest_ragproof.verdict.config import RunConfig, make_config
 
 
@@ -110,7 +111,7 @@ def config_from_record(record: dict[str, Any], base: Path) -> RunConfig:
         baseline=baseline,
         judges=[] if j is None else list(j["judges"]),
         judge_model=None if j is None else str(j["model"]),
-        judge_concurrency=8 if j is None else int(j["concurrency"]),
+        judge_concurrency=defaults.JUDGE_CONCURRENCY if j is None else int(j["concurrency"]),
         judge_budget_usd=None if j is None else j["budget_usd"],
         judge_max_calls=None if j is None else j["max_calls"],
         judge_dry_run=False if j is None else bool(j["dry_run"]),
