@@ -119,3 +119,22 @@ def test_every_forbidden_contract_names_every_top_level_package() -> None:
         assert not sources & owners, f"{contract['name']!r} forbids its own owner"
         checked.add(owner_keys[0])
     assert checked == set(OWNERS)
+
+
+def test_shared_numeric_helpers_are_defined_once() -> None:
+    """percentile, the ranking with ties and the 0/1 test live in pytest_ragproof/numeric.py;
+    a second definition (there were two percentiles and two rankings) can drift."""
+    import re
+
+    shapes = re.compile(
+        r"^\s*def _?(percentile|average_ranks|ranks_and_ties|is_binary)\(|"
+        r"all\(\w+ in \(0(\.0)?, 1(\.0)?\) for ",
+        re.MULTILINE,
+    )
+    found = [
+        f"{path.relative_to(PACKAGE)}: {m.group(0).strip()}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.name != "numeric.py"
+        for m in shapes.finditer(path.read_text(encoding="utf-8"))
+    ]
+    assert found == []

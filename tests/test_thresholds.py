@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from pytest_ragproof.errors import ConfigError
+from pytest_ragproof.numeric import percentile
 from pytest_ragproof.verdict.thresholds import (
     aggregate,
     parse_aggregate_thresholds,
     parse_case_thresholds,
     parse_threshold,
-    percentile,
 )
 
 

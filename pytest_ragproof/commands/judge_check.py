@@ -248,7 +248,7 @@ def run(args: argparse.Namespace) -> int:
             timeout_s=args.timeout,
             max_retries=args.retries,
         )
-        from pytest_ragproof.judges.agreement import is_binary
+        from pytest_ragproof.numeric import is_binary
 
         graded = not is_binary([i.labels[args.metric] for i in items if args.metric in i.labels])
         if args.min_kappa is not None and graded:

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from pytest_ragproof.numeric import average_ranks, percentile
 
 Stat = Callable[[Sequence[float], Sequence[float]], float | None]
 
@@ -96,22 +98,6 @@ def confusion(labels: Sequence[float], predicted: Sequence[float]) -> dict[str, 
     for y, p in zip(labels, predicted, strict=True):
         out[("t" if bool(y) == bool(p) else "f") + ("p" if p else "n")] += 1
     return out
-
-
-def average_ranks(values: Sequence[float]) -> list[float]:
-    """1-based ranks, ties sharing the mean of the ranks they span."""
-    order = sorted(range(len(values)), key=values.__getitem__)
-    ranks = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        mean = (i + j) / 2 + 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = mean
-        i = j + 1
-    return ranks
 
 
 def pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
@@ -194,14 +180,6 @@ def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float | None:
     return max(-1.0, min(1.0, s / math.sqrt(den)))
 
 
-def percentile(sorted_values: Sequence[float], q: float) -> float:
-    """The ``q`` quantile (0..1) with linear interpolation between order statistics."""
-    at = q * (len(sorted_values) - 1)
-    lo = math.floor(at)
-    hi = min(lo + 1, len(sorted_values) - 1)
-    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (at - lo)
-
-
 @dataclass
 class Interval:
     low: float | None
@@ -250,11 +228,6 @@ def bootstrap(
 
 def graded_figures(labels: Sequence[float], scores: Sequence[float]) -> dict[str, float | None]:
     return {"spearman": spearman(labels, scores), "kendall_tau_b": kendall_tau_b(labels, scores)}
-
-
-def is_binary(values: Iterable[float]) -> bool:
-    """Are all values 0 or 1 (labels of a yes/no question, a pass/fail metric)?"""
-    return all(v in (0, 1) for v in values)
 
 
 def kappa_gate(

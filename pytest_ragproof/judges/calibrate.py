@@ -21,6 +21,7 @@ from pytest_ragproof.judges import JudgeSettings, judge_of
 from pytest_ragproof.judges import agreement as A
 from pytest_ragproof.judges.engine import JudgeInputs, Usage
 from pytest_ragproof.judges.labelled import LabelledItem
+from pytest_ragproof.numeric import is_binary
 
 REPORT_FORMAT = "ragproof.judge-check/1"
 
@@ -122,7 +123,7 @@ def agreement_report(
     """The figures of one calibration (binary or graded by the labels), with intervals."""
     results = judging.results
     scored = [r for r in results if r.score is not None]
-    binary = A.is_binary([r.label for r in results])
+    binary = is_binary([r.label for r in results])
     labels = [r.label for r in scored]
     scores = [r.score for r in scored if r.score is not None]
     out: dict[str, Any] = {

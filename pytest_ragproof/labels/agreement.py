@@ -30,11 +30,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_ragproof.judges.agreement import is_binary
 from pytest_ragproof.labels.cases import judged_claims
 from pytest_ragproof.labels.model import LABELLED_METRICS, Label
 from pytest_ragproof.labels.people import LabelKind, PeopleAgreement, label_kind, people_of
 from pytest_ragproof.labels.state import current_labels
+from pytest_ragproof.numeric import is_binary
 
 __all__ = [
     "AgreementReport",

@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pytest_ragproof.judges.agreement import is_binary
 from pytest_ragproof.labels.model import LABELLED_METRICS, Label
 from pytest_ragproof.labels.state import latest
+from pytest_ragproof.numeric import is_binary
 
 __all__ = [
     "PEOPLE_UNDEFINED",

@@ -37,6 +37,7 @@ from typing import Any
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.metrics import registry
 from pytest_ragproof.metrics.selector import Selector, metric_label
+from pytest_ragproof.numeric import is_binary
 from pytest_ragproof.regression.comparison import (
     PYTEST_FLAGS,
     WORST_SHOWN,
@@ -47,7 +48,6 @@ from pytest_ragproof.regression.comparison import (
 )
 from pytest_ragproof.regression.proportions import paired_proportion_interval
 from pytest_ragproof.regression.stats import (
-    is_binary,
     min_pairs,
     paired_mean_interval,
     paired_test,

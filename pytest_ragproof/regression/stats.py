@@ -49,13 +49,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from pytest_ragproof.judges.agreement import is_binary
+from pytest_ragproof.numeric import ranks_and_ties
 
 __all__ = [
     "EXACT_WILCOXON_MAX_N",
     "MeanInterval",
     "PairedTest",
-    "is_binary",
     "mcnemar_exact",
     "min_pairs",
     "paired_mean_interval",
@@ -102,24 +101,6 @@ def mcnemar_exact(worse: int, better: int) -> PairedTest:
     return PairedTest("mcnemar-exact", float(k), p, n)
 
 
-def _average_ranks(values: Sequence[float]) -> tuple[list[float], list[int]]:
-    """Ranks (1-based, ties averaged) of ``values`` and the sizes of the tie groups."""
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    ranks = [0.0] * len(values)
-    groups: list[int] = []
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        rank = (i + j + 2) / 2  # mean of the 1-based positions i+1 .. j+1
-        for pos in range(i, j + 1):
-            ranks[order[pos]] = rank
-        groups.append(j - i + 1)
-        i = j + 1
-    return ranks, groups
-
-
 def _exact_lower_tail(n: int, t: int) -> int:
     """How many of the 2**n sign assignments give a positive-rank sum <= t."""
     max_sum = n * (n + 1) // 2
@@ -142,7 +123,7 @@ def wilcoxon_signed_rank(differences: Sequence[float]) -> PairedTest:
     n = len(nonzero)
     if n == 0:
         return PairedTest("wilcoxon-normal", 0.0, 1.0, 0)
-    ranks, groups = _average_ranks([abs(d) for d in nonzero])
+    ranks, groups = ranks_and_ties([abs(d) for d in nonzero])
     t_plus = math.fsum(r for r, d in zip(ranks, nonzero, strict=True) if d > 0)
     t_minus = n * (n + 1) / 2 - t_plus
     statistic = min(t_plus, t_minus)

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_ragproof.metrics.selector import metric_label
+from pytest_ragproof.numeric import is_binary
 from pytest_ragproof.reporting.html_aggregates import KIND_ORDER, UNCHARTED
 from pytest_ragproof.reporting.html_sections import esc, metric_order
 from pytest_ragproof.reporting.svg import (
@@ -108,7 +109,7 @@ def _question_type(case: Mapping[str, Any]) -> str:
 
 def histogram_bins(values: Sequence[float]) -> tuple[list[str], list[tuple[float, str]], bool]:
     """The bins of a 0..1 metric: names, ticks and whether it is a 0/1 metric."""
-    if all(v in (0.0, 1.0) for v in values):
+    if is_binary(values):
         return list(BINARY_BINS), [(0.25, "0"), (0.75, "1")], True
     names = [f"[{i / BINS:g}, {(i + 1) / BINS:g})" for i in range(BINS - 1)]
     names.append(f"[{(BINS - 1) / BINS:g}, 1]")

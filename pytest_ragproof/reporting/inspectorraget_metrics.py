@@ -31,6 +31,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_ragproof.numeric import is_binary
+
 STATUS_VALUES: tuple[tuple[str, int], ...] = (("passed", 1), ("failed", 0), ("error", 0))
 # 0/1 verdicts exported as categories: registry name -> (value for 1, value for 0)
 CATEGORIES: dict[str, tuple[str, str]] = {
@@ -134,7 +136,7 @@ def metric_kinds(cases: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     for name in names:
         if any(name not in m for m in scored):
             kinds[name] = "text"
-        elif category_names(name) and all(v in (0.0, 1.0) for v in _values(cases, name)):
+        elif category_names(name) and is_binary(_values(cases, name)):
             kinds[name] = "categorical"
         else:
             kinds[name] = "numerical"

@@ -30,6 +30,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pytest_ragproof.numeric import is_binary
+
 if TYPE_CHECKING:
     from pytest_ragproof.labels import Label
 
@@ -72,7 +74,7 @@ class People:
             by_metric.setdefault(label.metric, []).append(verdict)
         for metric in LABELLED_METRICS:
             if metric in by_metric:
-                binary = all(v in (0.0, 1.0) for v in by_metric[metric])
+                binary = is_binary(by_metric[metric])
                 out.kinds[metric] = "binary" if binary else "graded"
         return out
 

@@ -20,6 +20,7 @@ from pytest_ragproof import defaults
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.metrics import registry
 from pytest_ragproof.metrics.selector import CaseLike, Selector, parse_selector
+from pytest_ragproof.numeric import percentile
 from pytest_ragproof.vocabulary import KINDS, is_selector
 
 AGGREGATORS = ("mean", "min", "max", "p50", "p90", "p95")
@@ -227,18 +228,6 @@ def parse_case_thresholds(values: Iterable[str]) -> list[Threshold]:
 
 def parse_aggregate_thresholds(values: Iterable[str]) -> list[Threshold]:
     return [parse_threshold(v, "aggregate") for v in values if v.strip() and v.strip() != "none"]
-
-
-def percentile(sorted_values: Sequence[float], q: float) -> float:
-    """Linear-interpolated percentile (numpy's default) of an ascending sequence."""
-    if not sorted_values:
-        raise ValueError("no values")
-    pos = (len(sorted_values) - 1) * q
-    lo = math.floor(pos)
-    hi = math.ceil(pos)
-    if lo == hi:
-        return float(sorted_values[lo])
-    return float(sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo))
 
 
 def aggregate(values: Sequence[float]) -> dict[str, float]:
