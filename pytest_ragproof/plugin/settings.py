@@ -1,8 +1,9 @@
-"""pytest's options and ini keys, read into the runner's settings objects.
+"""pytest's options and ini keys, read into a run's settings objects.
 
 The pytest side of :mod:`pytest_ragproof.verdict.config` and of the baseline
-settings: the runner, regression and reporting packages never import pytest;
-this module is where a ``pytest.Config`` becomes a :class:`RunConfig` and a
+settings: only ``plugin/`` imports pytest (an import-linter contract), so the
+execution, verdict, regression and reporting packages get their settings from
+here, where a ``pytest.Config`` becomes a :class:`RunConfig` and a
 :class:`BaselineSettings`.
 """
 
