@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 from pytest_ragproof import defaults
 from pytest_ragproof.dataset.io import Dataset, load_dataset
 from pytest_ragproof.execution.call import LoopOwner, check_signature
-from pytest_ragproof.execution.execute import Outcome, call_case, finish_case, hand_over
+from pytest_ragproof.execution.execute import Outcome, hand_over
 from pytest_ragproof.execution.prefetch import Prefetcher
-from pytest_ragproof.execution.repeat import finish_repeats, repeat_keys
+from pytest_ragproof.execution.repeat import case_outcomes, finish_repeats, repeat_keys
 from pytest_ragproof.results.document import dumps, write_results
 from pytest_ragproof.verdict.config import RunConfig, make_config
 from pytest_ragproof.verdict.decide import DatasetFacts, RunFacts, decide
@@ -125,9 +125,9 @@ def _run_pipeline(
 ) -> list[CaseRecord]:
     label = str(dataset.source or "<python>")
     keys = {c.id: repeat_keys(c.id, cfg.repeat) for c in cases}
-    outcomes: dict[str, Outcome] = {}
-    judged: dict[str, Judged | None] = {}
+    gathered: dict[str, tuple[list[Outcome], list[Judged | None]]] = {}
     ahead = cfg.lookahead if evaluators is None else cfg.lookahead_with_evaluators()
+    prefetcher = None
     if ahead > 1:
         prefetcher = Prefetcher(
             cfg,
@@ -135,38 +135,21 @@ def _run_pipeline(
             window=len(cases) * cfg.repeat,
             on_outcome=hand_over(stage, evaluators),
         )
-        try:
+    try:
+        if prefetcher is not None:
             prefetcher.submit(((k, c) for c in cases for k in keys[c.id]), pipeline)
-            for c in cases:
-                for k in keys[c.id]:
-                    outcomes[k] = prefetcher.outcome(k)
-                    if stage is not None:
-                        judged[k] = stage.collect(k, outcomes[k])
-        finally:
-            prefetcher.close(cfg.timeout or 5.0)
-    else:
         for c in cases:
-            for k in keys[c.id]:
-                outcomes[k] = call_case(pipeline, c, cfg, loops)
-                if stage is not None:
-                    judged[k] = stage.judge_now(k, c, outcomes[k])
+            gathered[c.id] = case_outcomes(c, keys[c.id], pipeline, cfg, loops, stage, prefetcher)
+    finally:
+        if prefetcher is not None:
+            prefetcher.close(cfg.timeout or 5.0)
     records = []
     for case in cases:
         record = CaseRecord.for_case(
             case, dataset=label, nodeid=f"{label}::{case.id}", pipeline=name
         )
-        mine = keys[case.id]
-        if len(mine) == 1:
-            finish_case(record, case, outcomes[case.id], cfg, judged.get(case.id), evaluators)
-        else:
-            finish_repeats(
-                record,
-                case,
-                [outcomes[k] for k in mine],
-                cfg,
-                [judged.get(k) for k in mine],
-                evaluators,
-            )
+        outcomes, judged = gathered[case.id]
+        finish_repeats(record, case, outcomes, cfg, judged, evaluators)
         records.append(record)
     return records
 

@@ -14,8 +14,8 @@ import pytest
 
 from pytest_ragproof.errors import EndpointError, PipelineSignatureError
 from pytest_ragproof.execution.call import NotCallableError
-from pytest_ragproof.execution.execute import Outcome, call_case, finish_case, hand_over
-from pytest_ragproof.execution.repeat import finish_repeats, repeat_keys
+from pytest_ragproof.execution.execute import Outcome, hand_over
+from pytest_ragproof.execution.repeat import case_outcomes, finish_repeats, repeat_keys
 from pytest_ragproof.plugin.refs import case_ref, property_name
 from pytest_ragproof.plugin.state import RunState
 from pytest_ragproof.verdict.record import CaseRecord, sorted_metrics
@@ -53,25 +53,22 @@ class ItemHooks(RunState):
             item, hand_over(stage, evaluators), evaluators=evaluators is not None
         )
         n = self.cfg.repeat
-        keys = repeat_keys(item.nodeid, n)
-        outcomes: list[Outcome] = []
-        judged: list[Judged | None] = []
-        if prefetcher is None:
-            for key in keys:
-                outcome = call_case(pipeline, item.case, self.cfg, self.loops)
-                outcomes.append(outcome)
-                judged.append(None if stage is None else stage.judge_now(key, item.case, outcome))
-        else:
+        if prefetcher is not None:
             # Each repeat is a submission of its own, so a case's repeats run concurrently.
             upcoming = self.ahead.upcoming(item, prefetcher.window)
             prefetcher.submit(
                 [(key, case) for nodeid, case in upcoming for key in repeat_keys(nodeid, n)],
                 pipeline,
             )
-            for key in keys:
-                outcome = prefetcher.outcome(key)
-                outcomes.append(outcome)
-                judged.append(None if stage is None else stage.collect(key, outcome))
+        outcomes, judged = case_outcomes(
+            item.case,
+            repeat_keys(item.nodeid, n),
+            pipeline,
+            self.cfg,
+            self.loops,
+            stage,
+            prefetcher,
+        )
         self.conclude(item, record, outcomes, judged, judged_already=True)
 
     def judging(self, item: pytest.Item) -> JudgeStage | None:
@@ -102,16 +99,10 @@ class ItemHooks(RunState):
             ]
         judgements = list(judged) or [None] * len(outcomes)
         evaluators = self.evaluator_runner(item)
-        if len(outcomes) == 1:
-            verdict = finish_case(
-                record, ref.case, outcomes[0], self.cfg, judgements[0], evaluators
-            )
-            decisive: Outcome | None = outcomes[0]
-        else:
-            # A repeat's error speaks only when no repeat was scored; otherwise it is a
-            # repeat that did not pass, named in the case's message.
-            repeated = finish_repeats(record, ref.case, outcomes, self.cfg, judgements, evaluators)
-            verdict, decisive = repeated.verdict, repeated.decisive
+        # A repeat's error speaks only when no repeat was scored; otherwise it is a repeat
+        # that did not pass, named in the case's message.
+        concluded = finish_repeats(record, ref.case, outcomes, self.cfg, judgements, evaluators)
+        verdict, decisive = concluded.verdict, concluded.decisive
         if self.properties:
             item.user_properties.extend(
                 (property_name(name), value) for name, value in record.metrics.items()

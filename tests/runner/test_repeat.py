@@ -13,9 +13,13 @@ from typing import Any, ClassVar
 import pytest
 
 from pytest_ragproof import evaluate
+from pytest_ragproof.dataset.models import Case
 from pytest_ragproof.errors import ConfigError
+from pytest_ragproof.execution.execute import Outcome, finish_case
+from pytest_ragproof.execution.repeat import finish_repeats
 from pytest_ragproof.reporting.markdown import render_markdown
 from pytest_ragproof.verdict.config import make_config
+from pytest_ragproof.verdict.record import CaseRecord
 from tests.pytester_projects import behave, load_json, run
 from tests.runner.conftest import CASES
 
@@ -435,3 +439,28 @@ def test_evaluators_score_every_repeat() -> None:
             1.0,
             3.0,
         )
+
+
+def test_one_outcome_is_concluded_as_a_single_call() -> None:
+    """finish_repeats is the one per-case path: with one outcome (no --ragproof-repeat) the
+    record is exactly the one finish_case scores, no `repeats` entry, the call decisive."""
+    case = Case(id="qa-1", kind="qa", question="q?", expected_source_ids=("a.md",))
+    cfg = make_config()
+    for raw in (
+        {"answer": "yes", "contexts": [{"id": "a.md", "text": "yes"}]},
+        {"answer": "no", "contexts": [{"id": "b.md", "text": "no"}]},
+        ValueError("boom"),
+    ):
+        outcome = (
+            Outcome(error=raw, latency_s=0.5)
+            if isinstance(raw, BaseException)
+            else Outcome(raw=raw, latency_s=0.5)
+        )
+        single = CaseRecord.for_case(case, dataset="d.json", nodeid="d::qa-1", pipeline="p")
+        verdict = finish_case(single, case, outcome, cfg)
+        folded = CaseRecord.for_case(case, dataset="d.json", nodeid="d::qa-1", pipeline="p")
+        concluded = finish_repeats(folded, case, [outcome], cfg, [None])
+        assert folded.to_dict() == single.to_dict()
+        assert folded.repeats is None
+        assert concluded.verdict.message == verdict.message
+        assert concluded.decisive is outcome
