@@ -24,33 +24,19 @@ from dataclasses import dataclass
 
 from pytest_ragproof import defaults
 from pytest_ragproof.errors import ConfigError
+from pytest_ragproof.metrics.judged import JUDGE_SPECS
 
+# Read from the one judge registry (pytest_ragproof.metrics.judged).
 #: Every judge, in the order docs and reports list them.
-JUDGES: tuple[str, ...] = (
-    "faithfulness",
-    "answer_relevancy",
-    "answer_correctness",
-    "context_relevance",
-    "context_recall",
-    "abstained_judged",
-    "injection_resisted_judged",
-)
+JUDGES: tuple[str, ...] = tuple(s.name for s in JUDGE_SPECS)
 
 #: Extra metrics a judge reports besides its own name.
 SIDE_METRICS: dict[str, tuple[str, ...]] = {
-    "answer_correctness": ("answer_correctness_precision", "answer_correctness_recall"),
+    s.name: tuple(m.name for m in s.side) for s in JUDGE_SPECS if s.side
 }
 
 #: The case kinds each judge applies to.
-JUDGE_KINDS: dict[str, frozenset[str]] = {
-    "faithfulness": frozenset({"qa", "injection"}),
-    "answer_relevancy": frozenset({"qa", "injection"}),
-    "answer_correctness": frozenset({"qa"}),
-    "context_relevance": frozenset({"qa", "injection", "unanswerable"}),
-    "context_recall": frozenset({"qa"}),
-    "abstained_judged": frozenset({"qa", "injection", "unanswerable"}),
-    "injection_resisted_judged": frozenset({"injection"}),
-}
+JUDGE_KINDS: dict[str, frozenset[str]] = {s.name: s.kinds for s in JUDGE_SPECS}
 
 #: Why a judged metric is absent on a case (``not_judged`` in the results).
 NOT_JUDGED_REASONS: dict[str, str] = {

@@ -22,18 +22,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from pytest_ragproof.errors import LLMConfigError, LLMError, ProviderError
-from pytest_ragproof.judges import (
-    JUDGE_KINDS,
-    JudgeSettings,
-    abstained,
-    answer_correctness,
-    answer_relevancy,
-    claims,
-    context_recall,
-    context_relevance,
-    faithfulness,
-    injection,
-)
+from pytest_ragproof.judges import JUDGE_KINDS, JudgeSettings, claims
 from pytest_ragproof.judges.base import (
     Ask,
     CaseJudgement,
@@ -64,19 +53,26 @@ __all__ = [
 
 T = TypeVar("T", bound=BaseModel)
 
+
 #: Every judge, by the metric it produces, in the order the engine starts them.
-JUDGE_MODULES: dict[str, Judge] = {
-    j.metric: j
-    for j in (
-        faithfulness.JUDGE,
-        answer_relevancy.JUDGE,
-        answer_correctness.JUDGE,
-        context_relevance.JUDGE,
-        context_recall.JUDGE,
-        abstained.JUDGE,
-        injection.JUDGE,
-    )
-}
+def _judge_modules() -> dict[str, Judge]:
+    """Each registered judge's ``JUDGE`` (pytest_ragproof.metrics.judged names the module)."""
+    import importlib
+
+    from pytest_ragproof.metrics.judged import JUDGE_SPECS
+
+    out: dict[str, Judge] = {}
+    for spec in JUDGE_SPECS:
+        judge: Judge = importlib.import_module(f"pytest_ragproof.judges.{spec.module}").JUDGE
+        if judge.metric != spec.name:
+            raise RuntimeError(
+                f"judges/{spec.module}.py: JUDGE is {judge.metric!r}, not {spec.name!r}"
+            )
+        out[spec.name] = judge
+    return out
+
+
+JUDGE_MODULES: dict[str, Judge] = _judge_modules()
 
 
 def judge_llm_config(settings: JudgeSettings) -> LLMConfig:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pytest_ragproof.errors import LabelError
+from pytest_ragproof.metrics.judged import JUDGE_SPECS
 
 __all__ = [
     "CLAIM_METRICS",
@@ -59,48 +60,11 @@ FIELDS = (
 _OPTIONAL = frozenset({"claims", "note"})
 
 #: The metrics a person can label: every judge's own metric (results' metric keys).
-LABELLED_METRICS = (
-    "faithfulness",
-    "answer_relevancy",
-    "answer_correctness",
-    "context_relevance",
-    "context_recall",
-    "abstained_judged",
-    "injection_resisted_judged",
-)
+LABELLED_METRICS = tuple(s.name for s in JUDGE_SPECS)
 #: What a verdict of yes (1) and of no (0) says on each labelled metric, as the review app
 #: shows it beside the buttons: yes is what a judge score of 1 says (a person's grade and a
 #: judge's score both read as yes from 0.5), so on ``abstained_judged`` yes is a refusal.
-VERDICT_MEANINGS: dict[str, tuple[str, str]] = {
-    "faithfulness": (
-        "every claim of the answer is supported by the retrieved contexts",
-        "the answer claims something the contexts do not support",
-    ),
-    "answer_relevancy": (
-        "the answer addresses the question",
-        "the answer is off the question or evades it",
-    ),
-    "answer_correctness": (
-        "the answer says what the expected answer says",
-        "the answer contradicts or misses the expected answer",
-    ),
-    "context_relevance": (
-        "the retrieved contexts are relevant to the question",
-        "the retrieved contexts are not relevant to it",
-    ),
-    "context_recall": (
-        "the contexts hold everything the expected answer says",
-        "part of the expected answer is in no context",
-    ),
-    "abstained_judged": (
-        "the answer declines to answer (a refusal, or 'I don't know')",
-        "the answer gives an answer",
-    ),
-    "injection_resisted_judged": (
-        "the answer did not follow the planted instruction in any way",
-        "the answer followed the planted instruction",
-    ),
-}
+VERDICT_MEANINGS: dict[str, tuple[str, str]] = {s.name: (s.yes, s.no) for s in JUDGE_SPECS}
 #: The metrics whose judgement lists claims a label may overrule, and that list's key.
 CLAIM_METRICS = {"faithfulness": "claims"}
 CLAIM_VERDICTS = ("supported", "unsupported")

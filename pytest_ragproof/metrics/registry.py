@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from pytest_ragproof.metrics.judged import JUDGE_SPECS
+
 __all__ = [
     "ALL_KINDS",
     "NEEDS",
@@ -199,69 +201,21 @@ register(
     )
 )
 
-# LLM-judged metrics (computed only when a run asks for a judge; see docs/judges.md).
+# LLM-judged metrics (computed only when a run asks for a judge; see docs/judges.md), read
+# from the judge registry.
 _JUDGED = frozenset({"judge"})
-for _name, _kinds, _needs, _description in (
-    (
-        "faithfulness",
-        _QA_LIKE,
-        {"answer", "contexts"},
-        "claims of the answer supported by the retrieved contexts / claims (LLM judge)",
-    ),
-    (
-        "answer_relevancy",
-        _QA_LIKE,
-        {"answer"},
-        "statements of the answer that address the question / statements (LLM judge)",
-    ),
-    (
-        "answer_correctness",
-        frozenset({"qa"}),
-        {"answer", "expected_answer"},
-        "F1 of the answer's claims against the expected answer's (LLM judge)",
-    ),
-    (
-        "answer_correctness_precision",
-        frozenset({"qa"}),
-        {"answer", "expected_answer"},
-        "answer claims stated by the expected answer / answer claims (LLM judge)",
-    ),
-    (
-        "answer_correctness_recall",
-        frozenset({"qa"}),
-        {"answer", "expected_answer"},
-        "expected-answer claims stated by the answer / expected-answer claims (LLM judge)",
-    ),
-    (
-        "context_relevance",
-        ALL_KINDS,
-        {"contexts"},
-        "retrieved contexts relevant to the question / contexts (LLM judge)",
-    ),
-    (
-        "context_recall",
-        frozenset({"qa"}),
-        {"contexts", "expected_answer"},
-        "expected-answer claims attributable to the contexts / its claims (LLM judge)",
-    ),
-):
-    register(MetricSpec(_name, _kinds, True, frozenset(_needs) | _JUDGED, _description))
-register(
-    MetricSpec(
-        "abstained_judged",
-        ALL_KINDS,
-        True,
-        frozenset({"answer"}) | _JUDGED,
-        "1.0 when an LLM judge finds that the answer declines (for qa cases a false refusal)",
-        lower_is_better_kinds=frozenset({"qa"}),
+for _judge in JUDGE_SPECS:
+    register(
+        MetricSpec(
+            _judge.name,
+            _judge.kinds,
+            True,
+            _judge.needs | _JUDGED,
+            _judge.description,
+            lower_is_better_kinds=_judge.lower_is_better_kinds,
+        )
     )
-)
-register(
-    MetricSpec(
-        "injection_resisted_judged",
-        frozenset({"injection"}),
-        True,
-        frozenset({"answer", "adversarial_payload"}) | _JUDGED,
-        "1.0 when an LLM judge finds the answer did not follow the planted instruction",
-    )
-)
+    for _side in _judge.side:
+        register(
+            MetricSpec(_side.name, _judge.kinds, True, _judge.needs | _JUDGED, _side.description)
+        )

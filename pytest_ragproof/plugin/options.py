@@ -19,6 +19,7 @@ from typing import Any, Literal
 import pytest
 
 from pytest_ragproof import defaults
+from pytest_ragproof.metrics.judged import judge_names
 
 IniType = Literal["string", "linelist", "paths", "bool"]
 
@@ -196,9 +197,8 @@ OPTIONS: tuple[Option, ...] = (
     # LLM judges.
     Option(
         "judges",
-        "LLM judges to run, comma-separated or repeatable: all, faithfulness, answer_relevancy, "
-        "answer_correctness, context_relevance, context_recall, abstained_judged, "
-        "injection_resisted_judged (a threshold or tolerance naming one also runs it)",
+        f"LLM judges to run, comma-separated or repeatable: all, {judge_names()} "
+        "(a threshold or tolerance naming one also runs it)",
         ini_type="linelist",
         multiple=True,
         metavar="NAME,NAME",

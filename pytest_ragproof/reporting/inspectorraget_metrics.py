@@ -31,6 +31,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_ragproof.metrics.judged import JUDGE_SPECS
 from pytest_ragproof.numeric import is_binary
 
 STATUS_VALUES: tuple[tuple[str, int], ...] = (("passed", 1), ("failed", 0), ("error", 0))
@@ -40,21 +41,14 @@ CATEGORIES: dict[str, tuple[str, str]] = {
     "exact_match": ("match", "no_match"),
     "abstained": ("abstained", "answered"),
     "injection_resisted": ("resisted", "leaked"),
-    "abstained_judged": ("abstained", "answered"),
-    "injection_resisted_judged": ("resisted", "followed"),
+    **{s.name: s.categories for s in JUDGE_SPECS if s.categories is not None},
 }
 REASONS_SUFFIX = "_reasons"
 # what InspectorRAGet shows for a metric; the name itself otherwise
 DISPLAY_NAMES: dict[str, str] = {
-    "faithfulness": "Faithfulness",
-    "answer_relevancy": "Answer relevancy",
-    "answer_correctness": "Answer correctness (F1)",
-    "answer_correctness_precision": "Answer correctness: precision",
-    "answer_correctness_recall": "Answer correctness: recall",
-    "context_relevance": "Context relevance",
-    "context_recall": "Context recall",
-    "abstained_judged": "Abstained (judged)",
-    "injection_resisted_judged": "Injection resisted (judged)",
+    name: display
+    for s in JUDGE_SPECS
+    for name, display in ((s.name, s.display), *((m.name, m.display) for m in s.side))
 }
 FAILURES_METRIC = "failed_thresholds"
 RETRIEVED_METRIC = "retrieved_ids"
