@@ -209,7 +209,11 @@ def _show(args: argparse.Namespace) -> int:
         from pytest_ragproof.verdict.summary import format_threshold_rows
 
         # The table the run's terminal summary printed, from the stored rows and cases.
-        print(format_threshold_rows(detail.thresholds, detail.threshold_values()))
+        print(
+            format_threshold_rows(
+                detail.thresholds, detail.threshold_values(), detail.threshold_errors()
+            )
+        )
     bad = [c for c in detail.cases if c.status in ("failed", "error")]
     if bad:
         print(f"failed and error cases ({len(bad)}):")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pytest_ragproof.regression.compare import Comparison
+    from pytest_ragproof.verdict.thresholds import Threshold
 
 __all__ = [
     "CaseDiff",
@@ -133,19 +134,36 @@ class RunDetail:
         """Per threshold row, the values the run decided it on, from the stored case rows
         by the run's own rule (:func:`pytest_ragproof.verdict.gates.row_values`); empty for
         a row whose expression this version cannot read. Needs every case of the run."""
-        from pytest_ragproof.errors import ConfigError
         from pytest_ragproof.verdict.gates import row_values
+
+        return [
+            [] if parsed is None else row_values(self.cases, parsed, scope, pipeline)
+            for parsed, scope, pipeline in self._parsed_thresholds()
+        ]
+
+    def threshold_errors(self) -> list[int | None]:
+        """Per threshold row, the cases of its population the run did not score, from the
+        stored case rows by the run's own rule (:func:`pytest_ragproof.verdict.gates.row_errors`;
+        runs recorded before rows carried the count have it too); ``None`` for a row whose
+        expression this version cannot read. Needs every case of the run."""
+        from pytest_ragproof.verdict.gates import row_errors
+
+        return [
+            None if parsed is None else row_errors(self.cases, parsed, scope, pipeline)
+            for parsed, scope, pipeline in self._parsed_thresholds()
+        ]
+
+    def _parsed_thresholds(self) -> list[tuple[Threshold | None, str, str]]:
+        from pytest_ragproof.errors import ConfigError
         from pytest_ragproof.verdict.thresholds import parse_threshold
 
-        out: list[list[float]] = []
+        out: list[tuple[Threshold | None, str, str]] = []
         for t in self.thresholds:
             scope, pipeline = str(t.get("scope")), str(t.get("pipeline"))
             try:
-                threshold = parse_threshold(str(t.get("expression")), scope)
+                out.append((parse_threshold(str(t.get("expression")), scope), scope, pipeline))
             except ConfigError:
-                out.append([])
-                continue
-            out.append(row_values(self.cases, threshold, scope, pipeline))
+                out.append((None, scope, pipeline))
         return out
 
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pytest_ragproof.errors import LabelError
 from pytest_ragproof.labels.model import (
     CLAIM_METRICS,
     LABELLED_METRICS,
@@ -144,7 +145,17 @@ def label_for(
     time: str | None = None,
 ) -> Label:
     """A new label of ``metric`` on a case shown from ``results``: its dataset's sha256,
-    the case's digest and the current time (or ``time``) filled in."""
+    the case's digest and the current time (or ``time``) filled in. A claim verdict
+    overrules a claim the judge listed on this case, so its index must name one."""
+    if claims:
+        listed = len(judged_claims(case_record, metric))
+        for c in claims:
+            if not 1 <= c.index <= listed:
+                raise LabelError(
+                    f"claim {c.index} is not a claim the judge of {metric} listed on case "
+                    f"{case_record.get('id')} (it listed {listed})",
+                    hint=f"give verdicts of claims 1 to {listed}" if listed else "leave claims out",
+                )
     return Label(
         dataset_sha256=case_dataset_sha256(results, case_record),
         case_id=str(case_record.get("id")),

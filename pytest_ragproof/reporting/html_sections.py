@@ -119,10 +119,19 @@ def thresholds(results: Mapping[str, Any]) -> str:
                 num(t.get("n")),
                 badge(verdict, cls),
                 esc(gated),
+                _not_scored(t.get("n_error")),
             ]
         )
     headers = ["expression", "scope", "pipeline", "observed as", "observed", "bound", "n"]
-    return table([*headers, "verdict", "gated"], rows)
+    return table([*headers, "verdict", "gated", "not scored"], rows)
+
+
+def _not_scored(n_error: Any) -> str:
+    """A threshold row's cases not scored (``n_error``; a document from before the rows
+    carried it: unknown)."""
+    if not isinstance(n_error, int) or isinstance(n_error, bool):
+        return "–"
+    return f"{n_error} error" if n_error else ""
 
 
 def scores_of(results: Mapping[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:

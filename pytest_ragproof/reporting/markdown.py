@@ -78,6 +78,14 @@ def _verdict(verdict: str, gated: bool = True) -> str:
     return text if gated else f"{text} (not gated)"
 
 
+def _not_scored(n_error: Any) -> str:
+    """A threshold row's cases not scored (``n_error``; a document from before the rows
+    carried it: unknown)."""
+    if not isinstance(n_error, int) or isinstance(n_error, bool):
+        return "–"
+    return f"{n_error} error" if n_error else ""
+
+
 def _headline(results: Mapping[str, Any]) -> list[str]:
     passed = bool(results.get("passed"))
     cases = results.get("cases") or []
@@ -128,11 +136,13 @@ def _thresholds(results: Mapping[str, Any]) -> list[str]:
                 observed,
                 _md(t.get("n")),
                 _verdict(str(t.get("verdict")), bool(t.get("gated", True))),
+                _not_scored(t.get("n_error")),
             ]
         )
     if not rows:
         return []
     headers = ["pipeline", "selector", "metric", "threshold", "observed", "n", "verdict"]
+    headers.append("not scored")
     out = ["", "#### Thresholds", "", *_table(headers, rows)]
     worst = [t for t in results.get("thresholds") or [] if t.get("worst")]
     if worst:

@@ -45,8 +45,10 @@ def history_area(view: HistoryView) -> Area:
         name=AREA,
         routes=[
             Route("/runs", runs_page),
-            Route("/runs/{run}", run_page),
-            Route("/runs/{run}/case", case_page),
+            # ``path``: a run id may hold a slash (percent-encoded in the links, decoded by
+            # the server before routing); a case link names its case in the query.
+            Route("/runs/{run:path}/case", case_page),
+            Route("/runs/{run:path}", run_page),
             Route("/compare", compare_page),
         ],
         nav=[NavItem("Runs", "/runs", AREA), NavItem("Compare", "/compare", AREA)],

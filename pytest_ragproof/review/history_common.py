@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from starlette.requests import Request
 
@@ -65,7 +66,9 @@ def verdict_badge(run: RunSummary) -> Html:
 
 
 def run_href(run_id: str) -> str:
-    return f"/runs/{run_id}"
+    """The URL of a run's page: the id percent-encoded, whatever it holds (a run id is
+    the results file's, any text; the route takes it back whole, slashes too)."""
+    return f"/runs/{quote(run_id, safe='')}"
 
 
 def run_label(run: RunSummary) -> str:

@@ -42,7 +42,7 @@ def _review_links(request: Request, run_id: str) -> dict[tuple[str, str], str]:
 
 
 def _store_case_href(run_id: str, case: CaseRow) -> str:
-    return f"/runs/{run_id}/case?" + urlencode({"pipeline": case.pipeline, "id": case.case_id})
+    return f"{run_href(run_id)}/case?" + urlencode({"pipeline": case.pipeline, "id": case.case_id})
 
 
 def _matches(case: CaseRow, text: str) -> bool:
@@ -157,7 +157,14 @@ def run_page(request: Request) -> Response:
         [
             tag("h1", f"Run {run.run_id}"),
             tag("table", [tag("tr", tag("th", k), tag("td", v)) for k, v in facts], class_="facts"),
-            tag("p", tag("a", "compare with the run before", href=f"/compare?a=&b={run.run_id}")),
+            tag(
+                "p",
+                tag(
+                    "a",
+                    "compare with the run before",
+                    href="/compare?" + urlencode({"a": "", "b": run.run_id}),
+                ),
+            ),
             # join, not +: str + str is a plain str, which join would escape as text
             join(
                 [
@@ -200,6 +207,11 @@ def run_page(request: Request) -> Response:
 def case_page(request: Request) -> Response:
     view = view_of(request)
     ref = request.path_params["run"]
+    if "pipeline" not in request.query_params and "id" not in request.query_params:
+        # No case named: the page of a run whose id ends in "/case" (a case link always
+        # names its case).
+        request.scope["path_params"] = {"run": f"{ref}/case"}
+        return run_page(request)
     pipeline = request.query_params.get("pipeline", "")
     case_id = request.query_params.get("id", "")
     try:

@@ -10,13 +10,20 @@ cannot write (it has neither the token nor our origin, and the cookie is not sen
 across sites), nor can another local user (no token), nor a page reaching us through
 a DNS name that resolves to 127.0.0.1 (its Host is not ours).
 
+A Host header is ours when it is a plain ``name[:port]`` (no user part, no path), its
+port is the one the request came in on, and its name is a loopback name, the
+``--host`` value, or, listening on every interface (``--host 0.0.0.0``), this
+machine's host name or the address the request came in on.
+
 Forms are parsed here (URL-encoded only: the app posts no files), so a route reads
 its fields with :func:`form_of` and cannot forget the check.
 """
 
 from __future__ import annotations
 
+import re
 import secrets
+import socket
 from collections.abc import Iterable
 from urllib.parse import parse_qs, urlencode
 
@@ -30,6 +37,8 @@ FORM_KEY = "ragproof.form"
 MAX_BODY = 1_000_000  # a label or an edited case is a few kilobytes
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+#: The ``hosts`` entry of an app listening on every interface (``--host 0.0.0.0``).
+EVERY_INTERFACE = "*"
 
 # No script, style or image from anywhere else, no inline script, no framing.
 CSP = (
@@ -48,10 +57,26 @@ def form_of(request: Request) -> dict[str, str]:
     return form
 
 
-def _hostname(host: str) -> str:
-    if host.startswith("["):  # [::1]:8000
-        return host[1 : host.find("]")] if "]" in host else host
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+#: A Host header as HTTP/1.1 has it: a name or an IPv4 address, or an IPv6 address in
+#: brackets, then an optional port; nothing else (no user part, no path).
+_HOST = re.compile(
+    r"(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<name>[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?))"
+    r"(?::(?P<port>[0-9]{1,5}))?"
+)
+
+
+def _host_parts(host: str) -> tuple[str, int | None] | None:
+    """The host name (lower case) and port of a Host header, ``None`` when it is not one."""
+    match = _HOST.fullmatch(host)
+    if match is None:
+        return None
+    port = match.group("port")
+    return (match.group("v6") or match.group("name")).lower(), None if port is None else int(port)
+
+
+def _unmapped(address: str) -> str:
+    """An IPv4 address a dual-stack socket reports as ``::ffff:a.b.c.d``, as a.b.c.d."""
+    return address.removeprefix("::ffff:").lower()
 
 
 def _refuse(status: int, text: str) -> Response:
@@ -62,10 +87,29 @@ class TokenGuard:
     """ASGI middleware: refuse any request without the token or from a foreign origin."""
 
     def __init__(self, app: ASGIApp, *, token: str, hosts: Iterable[str]) -> None:
-        """``hosts``: host names besides the loopback ones; ``*`` lets any through."""
+        """``hosts``: host names besides the loopback ones; ``*`` (listening on every
+        interface) adds this machine's host name and the address each request came in on."""
         self.app = app
         self.token = token
-        self.hosts = frozenset(hosts) | LOOPBACK
+        given = frozenset(h.lower() for h in hosts)
+        self.everywhere = EVERY_INTERFACE in given
+        self.hosts = (given - {EVERY_INTERFACE}) | LOOPBACK
+        if self.everywhere:
+            self.hosts |= {socket.gethostname().lower()}
+
+    def _is_ours(self, scope: Scope, host: str) -> bool:
+        """Does a Host header name this server? Its name must be one of ours, and its port,
+        when it has one, the port the request came in on."""
+        parts = _host_parts(host)
+        if parts is None:
+            return False
+        name, port = parts
+        server = scope.get("server")  # (address, port) of the socket the request came to
+        if port is not None and server is not None and port != server[1]:
+            return False
+        if name in self.hosts:
+            return True
+        return self.everywhere and server is not None and name == _unmapped(str(server[0]))
 
     def _is_token(self, value: str | None) -> bool:
         return value is not None and secrets.compare_digest(value.encode(), self.token.encode())
@@ -76,7 +120,7 @@ class TokenGuard:
             return
         request = Request(scope)
         host = request.headers.get("host", "")
-        if "*" not in self.hosts and _hostname(host) not in self.hosts:
+        if not self._is_ours(scope, host):
             await _refuse(403, "unknown Host header (the app answers only its own address)")(
                 scope, receive, send
             )

@@ -16,6 +16,7 @@ from typing import Any
 from pytest_ragproof.verdict.baseline import BaselineOutcome, apply_baseline
 from pytest_ragproof.verdict.config import RunConfig
 from pytest_ragproof.verdict.gates import (
+    INCOMPLETE,
     UNJUDGED_VERDICT,
     XFAIL_STATUSES,
     ThresholdResult,
@@ -134,6 +135,11 @@ def _aggregate_failure(r: ThresholdResult) -> str:
     )
     if r.verdict.endswith(UNJUDGED_VERDICT):
         line += f"; {r.verdict}: a gate on a judged metric does not pass on cases left unjudged"
+    elif r.verdict == INCOMPLETE:
+        line += (
+            f"; incomplete: {r.n_error} case(s) of its population not scored (error), "
+            "a gate does not pass on the scored cases only"
+        )
     if r.worst:
         line += "; worst: " + ", ".join(f"{cid} {value:.3g}" for cid, value in r.worst)
     return line

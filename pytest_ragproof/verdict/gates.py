@@ -37,17 +37,21 @@ class ThresholdResult:
     bound: str
     observed: float | None
     n: int
-    verdict: str  # pass | fail | no data | no cases | not selected | "n failed, n error"
+    # pass | fail | incomplete | no data | no cases | not selected | "n failed, n error"
+    verdict: str
     gated: bool
     # The parsed threshold this row reports (not part of the results document).
     threshold: Threshold = field(repr=False, compare=False)
     # A failed aggregate: the cases that pulled it down most, as [case id, value].
     worst: list[list[Any]] = field(default_factory=list)
+    # The cases of the row's population that were not scored (:func:`row_errors`).
+    n_error: int = 0
 
     @property
     def failed(self) -> bool:
         return self.gated and (
-            self.verdict in ("fail", "no data") or self.verdict.endswith(UNJUDGED_VERDICT)
+            self.verdict in ("fail", "no data", INCOMPLETE)
+            or self.verdict.endswith(UNJUDGED_VERDICT)
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -91,6 +95,18 @@ def row_values(
     return [r.metrics[t.metric] for r in recs if t.metric in r.metrics]
 
 
+def row_errors(records: Iterable[ScoredCase], t: Threshold, scope: str, pipeline: str) -> int:
+    """How many cases of a threshold row's population were not scored, one rule for the
+    verdict and every table that shows the row: the error cases (an xfail case is counted
+    apart). An aggregate counts an error case only when it lacks the row's metric (a case
+    whose judge failed keeps its retrieval metrics: those were scored); a case threshold
+    counts every error case (it was not checked)."""
+    recs = [r for r in population(records, t, pipeline) if r.status == "error"]
+    if scope == "case":
+        return len(recs)
+    return sum(1 for r in recs if t.metric not in r.metrics)
+
+
 def _aggregates(
     pipeline: str, selector: str, recs: Sequence[CaseRecord], only: str | None = None
 ) -> list[Aggregate]:
@@ -117,6 +133,9 @@ WORST_SHOWN = 5
 #: a gate on that metric cannot pass while such cases are left (a budget is no pass).
 UNJUDGED = frozenset({"budget", "dry_run", "not_run"})
 UNJUDGED_VERDICT = "not judged (budget or dry run)"
+#: An aggregate gate whose population holds error cases without its metric: the value
+#: is over the scored part only, so it is no pass (the error cases fail the run too).
+INCOMPLETE = "incomplete"
 
 
 def _unjudged(recs: Sequence[CaseRecord], metric: str) -> int:
@@ -177,8 +196,11 @@ def evaluate_aggregates(
                 verdict = "not selected" if narrowed and not recs else "no data"
             else:
                 verdict = "pass" if t.check(observed) else "fail"
+            errors = row_errors(recs, t, "aggregate", pipeline)
+            if errors and verdict == "pass":
+                verdict = INCOMPLETE
             unjudged = _unjudged(recs, t.metric)
-            if unjudged and verdict in ("pass", "no data"):
+            if unjudged and verdict in ("pass", "no data", INCOMPLETE):
                 verdict = f"{unjudged} {UNJUDGED_VERDICT}"
             worst = _worst(recs, t) if verdict == "fail" else []
             out.append(
@@ -196,6 +218,7 @@ def evaluate_aggregates(
                     gated and verdict != "not selected",
                     t,
                     worst,
+                    errors,
                 )
             )
     return out
@@ -219,7 +242,7 @@ def summarize_case_thresholds(
             failed = sum(1 for r in scored if any(f.expression == t.expression for f in r.failures))
             values = row_values(scored, t, "case", pipeline)
             observed = min(values) if values else None
-            errors = len(recs) - len(scored)
+            errors = row_errors(recs, t, "case", pipeline)
             # A case that errored was not measured: it is not a pass of the threshold.
             parts = [f"{failed} failed"] if failed else []
             parts += [f"{errors} error"] if errors else []
@@ -242,6 +265,7 @@ def summarize_case_thresholds(
                     verdict,
                     verdict != "no cases",
                     threshold=t,
+                    n_error=errors,
                 )
             )
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_ragproof.verdict.gates import ThresholdResult, row_values
+from pytest_ragproof.verdict.gates import INCOMPLETE, ThresholdResult, row_errors, row_values
 from pytest_ragproof.verdict.record import CaseRecord
 from pytest_ragproof.verdict.thresholds import aggregate
 
@@ -22,24 +22,29 @@ def threshold_table(results: Sequence[ThresholdResult], records: Sequence[CaseRe
         # The values each row's verdict was decided on (an aggregate's error cases keep
         # the values they have: the row of a passed gate never reads "-").
         [row_values(records, r.threshold, r.scope, r.pipeline) for r in results],
+        [row_errors(records, r.threshold, r.scope, r.pipeline) for r in results],
     )
 
 
 def format_threshold_rows(
-    rows: Sequence[Mapping[str, Any]], values: Sequence[Sequence[float]]
+    rows: Sequence[Mapping[str, Any]],
+    values: Sequence[Sequence[float]],
+    errors: Sequence[int | None],
 ) -> str:
     """The threshold table from threshold rows as the results document holds them and, per
-    row, the values it was decided on (:func:`~pytest_ragproof.verdict.gates.row_values`):
-    the terminal summary and ``ragproof history show`` print the same table."""
+    row, the values it was decided on (:func:`~pytest_ragproof.verdict.gates.row_values`)
+    and the cases of its population not scored (:func:`~pytest_ragproof.verdict.gates.row_errors`;
+    ``None``: not known): the terminal summary and ``ragproof history show`` print the same
+    table."""
     from tabulate import tabulate
 
     table = []
-    for r, vals in zip(rows, values, strict=True):
+    for r, vals, n_error in zip(rows, values, errors, strict=True):
         stats = aggregate(list(vals)) if vals else {}
         scope = r.get("scope")
         bound = r.get("bound") if scope == "case" else f"{r.get('aggregator')} {r.get('bound')}"
         verdict = str(r.get("verdict"))
-        if verdict in ("pass", "fail"):
+        if verdict in ("pass", "fail", INCOMPLETE):
             verdict = verdict.upper()
         if scope == "aggregate" and not r.get("gated", True):
             verdict += " (not gated)"
@@ -53,11 +58,13 @@ def format_threshold_rows(
                 fmt_score(stats.get("min")),
                 f"{bound} ({scope})",
                 verdict,
+                "-" if n_error is None else (f"{n_error} error" if n_error else ""),
             ]
         )
+    headers = ["pipeline", "selector", "metric", "n", "mean", "min", "threshold", "verdict"]
     return tabulate(
         table,
-        headers=["pipeline", "selector", "metric", "n", "mean", "min", "threshold", "verdict"],
+        headers=[*headers, "not scored"],
         tablefmt="simple",
         disable_numparse=True,
     )

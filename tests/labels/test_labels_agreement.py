@@ -116,7 +116,17 @@ def test_claim_verdicts_are_compared_with_the_judges() -> None:
         ClaimVerdict(2, "unsupported"),
         ClaimVerdict(3, "supported"),
     )
-    made = label_for(doc, doc["cases"][0], "faithfulness", 0, "ana", claims=claims)
+    # Labelled when the judge listed a third claim; judged again since (same answer and
+    # contexts, so the label is fresh): its third claim verdict has no claim to meet.
+    earlier = case(
+        "q1",
+        metrics={"faithfulness": 0.5},
+        claims=[
+            *record["judgements"]["faithfulness"]["claims"],
+            {"claim": "c", "verdict": "supported", "context": 1},
+        ],
+    )
+    made = label_for(results(earlier), earlier, "faithfulness", 0, "ana", claims=claims)
     faith = agreement(doc, [made], resamples=10).metric("faithfulness")
     assert faith is not None and faith.claims is not None
     assert faith.claims.to_dict() == {"given": 3, "agree": 1, "overruled": 1, "missing": 1}
