@@ -10,10 +10,12 @@ cannot write (it has neither the token nor our origin, and the cookie is not sen
 across sites), nor can another local user (no token), nor a page reaching us through
 a DNS name that resolves to 127.0.0.1 (its Host is not ours).
 
-A Host header is ours when it is a plain ``name[:port]`` (no user part, no path), its
-port is the one the request came in on, and its name is a loopback name, the
-``--host`` value, or, listening on every interface (``--host 0.0.0.0``), this
-machine's host name or the address the request came in on.
+A Host header is ours when it is a plain ``name[:port]`` (no user part, no path) and
+its name is a loopback name, the ``--host`` value, or, listening on every interface
+(``--host 0.0.0.0``), this machine's host name or the address the request came in on.
+Its port is not checked: a browser reaching the app through an SSH tunnel or an
+editor's port forwarding (``localhost:9000`` to the app's 8765) names the local port,
+and a DNS-rebinding page is told apart by its name.
 
 Forms are parsed here (URL-encoded only: the app posts no files), so a route reads
 its fields with :func:`form_of` and cannot forget the check.
@@ -98,15 +100,13 @@ class TokenGuard:
             self.hosts |= {socket.gethostname().lower()}
 
     def _is_ours(self, scope: Scope, host: str) -> bool:
-        """Does a Host header name this server? Its name must be one of ours, and its port,
-        when it has one, the port the request came in on."""
+        """Does a Host header name this server? Its name must be one of ours (any port: a
+        forwarded port names the local end)."""
         parts = _host_parts(host)
         if parts is None:
             return False
-        name, port = parts
+        name = parts[0]
         server = scope.get("server")  # (address, port) of the socket the request came to
-        if port is not None and server is not None and port != server[1]:
-            return False
         if name in self.hosts:
             return True
         return self.everywhere and server is not None and name == _unmapped(str(server[0]))

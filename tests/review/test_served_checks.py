@@ -46,11 +46,12 @@ def test_a_host_header_with_our_name_before_an_at_sign_is_refused(
         port = int(base.rsplit(":", 1)[1])
         assert status_for_host("127.0.0.1", port, f"127.0.0.1:{port}")[0] == 303
         assert status_for_host("127.0.0.1", port, f"localhost:{port}")[0] == 303
+        # An SSH tunnel or an editor's port forwarding: the browser names its local port.
+        assert status_for_host("127.0.0.1", port, "localhost:9000")[0] == 303
         for foreign in (
             f"127.0.0.1:{port}@evil.example",
             f"evil.example@127.0.0.1:{port}",
             f"127.0.0.1:{port}/evil.example",
-            f"127.0.0.1:{port + 1}",  # another port of this machine: not this server
             "evil.example",
         ):
             status, text = status_for_host("127.0.0.1", port, foreign)
