@@ -32,6 +32,20 @@ FAULTS: dict[str, tuple[str, Action, str, int | None]] = {
         None,
     ),
     "malformed_json": ("answer-claims", reply('{"claims": ["Berlin'), "InvalidOutputError", None),
+    # A reply cut off at its token limit, copied back into a claim by the repair (its words
+    # are the answer's, so only its shape gives it away), and a claim cut inside a word.
+    "claim_with_json_syntax": (
+        "answer-claims",
+        reply(json.dumps({"claims": ['{"claims": ["Berlin is the capital of Ger']})),
+        "InvalidOutputError",
+        None,
+    ),
+    "claim_cut_inside_a_word": (
+        "answer-claims",
+        reply(json.dumps({"claims": ["Berlin is the capital of Ger"]})),
+        "InvalidOutputError",
+        None,
+    ),
     "server_error": ("faithfulness", server_error(500), "ProviderError", 500),
     "rate_limit_exhausted": (
         "answer-claims",
@@ -196,3 +210,28 @@ def test_a_gate_row_shows_the_values_it_passed_on_when_every_judge_call_fails(
     assert re.search(
         r"rag_pipeline +qa +recall@5 +3 +1\.000 +1\.000 +mean >= 0\.6 \(aggregate\) +PASS", out
     ), out
+
+
+def test_a_claim_cut_from_a_reply_is_not_cached(
+    project: pytest.Pytester, llm_stub: StubServer
+) -> None:
+    """The claims step of q3 answers with a claim carrying a cut-off reply, then (on a second
+    run, same cache) correctly: the invalid reply was not cached, so the second run asks again
+    and scores the case."""
+    step, action, _, _ = FAULTS["claim_with_json_syntax"]
+    handler = FailOnBerlin(step, action)
+    llm_stub.set_handler(handler)
+    args = [a for a in _args(llm_stub) if a != "--ragproof-no-cache"]
+    args.append(f"--ragproof-cache-dir={project.path / 'llm-cache'}")
+    first = run(project, [], *args, "--ragproof-report=first.json")
+    assert first.ret == 1
+    by_id = {c["id"]: c for c in load_json(project.path / "first.json")["cases"]}
+    assert by_id["q3"]["status"] == "error" and "faithfulness" not in by_id["q3"]["metrics"]
+    asked = handler.failed
+    llm_stub.set_handler(handler.judge)  # the judge now answers every step by its rule
+    second = run(project, [], *args, "--ragproof-report=second.json")
+    by_id = {c["id"]: c for c in load_json(project.path / "second.json")["cases"]}
+    assert asked >= 2  # the call and its repair
+    assert by_id["q3"]["status"] == "passed", by_id["q3"]
+    assert by_id["q3"]["metrics"]["faithfulness"] == 1.0
+    assert second.ret == 0
