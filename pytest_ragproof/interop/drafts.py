@@ -239,6 +239,22 @@ def string_value(
     return value if value.strip() else None
 
 
+def _text(path: Path, line: int | None, name: str, value: str) -> None:
+    """Refuse a list entry no UTF-8 file can hold: a lone surrogate (a ``\\uD800`` escape of
+    a JSON file, a Python list literal's). Contexts are hashed into ids before the case is
+    validated (which names a lone surrogate in any other field)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise bad(
+            path,
+            line,
+            f"{name} holds a lone surrogate escape (\\uD800-\\uDFFF: half of a UTF-16 pair, "
+            "no character)",
+            "remove that escape or write the character itself",
+        ) from None
+
+
 def string_list(
     path: Path, line: int | None, name: str, value: Any, *, split: str = ""
 ) -> list[str]:
@@ -281,6 +297,7 @@ def string_list(
                 f"{name} holds a {type(item).__name__}, not text",
                 f"make every entry of {name} a string",
             )
+        _text(path, line, name, item)
         if item.strip():
             out.append(item)
     return out

@@ -77,6 +77,17 @@ def _yaml_tests(path: Path, text: str) -> list[tuple[int | None, Any]]:
         raise bad(
             path, 1, "holds values nested too deeply to parse", "flatten the nested values"
         ) from None
+    except ValueError:  # an integer longer than Python converts (sys.int_info's limit)
+        import re
+
+        long = re.search(r"\d{4300,}", text)
+        line = None if long is None else text.count("\n", 0, long.start()) + 1
+        raise bad(
+            path,
+            line,
+            "holds a number too long to read (thousands of digits)",
+            "quote it to make it text, or shorten it",
+        ) from None
     default: Mapping[str, Any] = {}
     default_line: int | None = None
     if isinstance(data, Mapping):

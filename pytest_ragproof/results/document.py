@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -90,10 +91,7 @@ def read_results(path: Path, *, check: bool = False, shown: str | None = None) -
             f"results file {path} is not UTF-8 text (byte {exc.start}): it is not a results "
             "file; give the file --ragproof-report wrote"
         ) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(invalid_json(path, exc)) from None
+    data = loads_checked(text, path)
     if not isinstance(data, dict) or data.get("format") != RESULTS_FORMAT:
         raise ConfigError(f"{path} is not a ragproof results file (format {RESULTS_FORMAT})")
     if check:
@@ -101,6 +99,58 @@ def read_results(path: Path, *, check: bool = False, shown: str | None = None) -
 
         check_results(data, shown or str(path))
     return data
+
+
+#: A ``\\uD800``-``\\uDFFF`` escape: half of a surrogate pair, which alone is no character.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def loads_checked(text: str, path: Path) -> Any:
+    """``json.loads`` of a results file's text; ConfigError (one line naming the file and
+    where) when it is not JSON, nests deeper than the decoder goes, or holds a lone
+    surrogate escape (no character: nothing could print, hash or store it)."""
+    from pytest_ragproof.errors import ConfigError
+
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(invalid_json(path, exc)) from None
+    except RecursionError:
+        raise ConfigError(
+            f"{path} is not a ragproof results file: its JSON nests deeper than any results "
+            "file (thousands of brackets); give the file pytest --ragproof-report=PATH wrote"
+        ) from None
+    if _SURROGATE_ESCAPE.search(text) is not None:
+        try:
+            _ENCODER.encode(data).encode("utf-8")
+        except UnicodeEncodeError:
+            where = _line_column(text, _lone_surrogate(text))
+            raise ConfigError(
+                f"results file {path} holds a lone surrogate escape at {where} (half of a "
+                "UTF-16 pair, no character; edited or written by another tool?); write it "
+                "again (pytest --ragproof-report=PATH) or use an intact copy"
+            ) from None
+    return data
+
+
+def _lone_surrogate(text: str) -> int:
+    """The offset of the first surrogate escape that is not half of a well-formed pair."""
+    paired_low = -1  # offset of the low half that completes the pair just seen
+    for match in _SURROGATE_ESCAPE.finditer(text):
+        at, high = match.start(), match.group(0)[3].lower() in "89ab"
+        if at == paired_low:
+            continue
+        following = _SURROGATE_ESCAPE.match(text, match.end())
+        if high and following is not None and following.group(0)[3].lower() in "cdef":
+            paired_low = following.start()
+            continue
+        return at
+    return 0
+
+
+def _line_column(text: str, offset: int) -> str:
+    line_start = text.rfind("\n", 0, offset) + 1
+    return f"line {text.count(chr(10), 0, offset) + 1}, column {offset - line_start + 1}"
 
 
 def invalid_json(path: Path, exc: json.JSONDecodeError) -> str:

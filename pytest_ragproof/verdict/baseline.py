@@ -133,7 +133,7 @@ def sniff(path: Path) -> str | None:
     head = raw[:4096]
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         data = None
     if isinstance(data, dict):
         fmt = str(data.get("format", ""))
@@ -166,7 +166,9 @@ def check_baseline_path(settings: BaselineSettings) -> None:
             f"{Path(settings.shown) / 'baseline.json'}"
         )
     kind = sniff(settings.path)
-    if kind == "results" and not settings.update:
+    if kind in ("results", "other") and not settings.update:
+        # Read now, so a file that is not a results file (truncated, not JSON) stops the
+        # run before any case runs, as a schema error does.
         check_baseline_document(
             read_results(settings.path, check=True, shown=settings.shown), settings.shown
         )

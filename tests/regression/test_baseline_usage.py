@@ -28,10 +28,8 @@ def test_missing_baseline_says_how_to_create_it(project: pytest.Pytester) -> Non
 def test_a_file_that_is_not_a_results_file_is_refused(project: pytest.Pytester) -> None:
     (project.path / "base.json").write_text('{"format": "something/else"}', encoding="utf-8")
     result = run(project, SERIAL, "--ragproof-baseline=base.json")
-    assert result.ret == 1
-    result.stdout.fnmatch_lines(
-        ["*ragproof gate FAILED: baseline: *base.json is not a ragproof results file*"]
-    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR  # before any case runs
+    result.stderr.fnmatch_lines(["*ERROR: ragproof: *base.json is not a ragproof results file*"])
     # Suggesting --ragproof-baseline-update here would offer to replace the user's file.
     assert "--ragproof-baseline-update" not in result.stdout.str()
     result = run(project, SERIAL, "--ragproof-baseline=base.json", "--ragproof-baseline-update")
@@ -43,10 +41,10 @@ def test_a_file_that_is_not_a_results_file_is_refused(project: pytest.Pytester) 
     assert kept == '{"format": "something/else"}'
     (project.path / "base.json").write_text("not json", encoding="utf-8")
     result = run(project, SERIAL, "--ragproof-baseline=base.json")
-    assert result.ret == 1
-    result.stdout.fnmatch_lines(
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
         [
-            "*gate FAILED: baseline: *base.json is not a ragproof results file: not one "
+            "*ERROR: ragproof: *base.json is not a ragproof results file: not one "
             "JSON object (Expecting value at line 1, column 1); give the file pytest "
             "--ragproof-report=PATH wrote*"
         ]
@@ -62,10 +60,12 @@ def test_a_truncated_baseline_names_the_line_and_column(project: pytest.Pytester
         json.loads(path.read_text(encoding="utf-8"))
     where = f"line {raised.value.lineno}, column {raised.value.colno}"
     result = run(project, SERIAL, "--ragproof-baseline=base.json")
-    assert result.ret == 1
-    result.stdout.fnmatch_lines(
+    # Found before any case runs, as a schema error is (issue 40.8).
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert " passed" not in result.stdout.str()
+    result.stderr.fnmatch_lines(
         [
-            f"*ragproof gate FAILED: baseline: results file {path} is truncated: its JSON "
+            f"*ERROR: ragproof: results file {path} is truncated: its JSON "
             f"breaks off at {where} (a write or copy cut off?); write it again (pytest "
             "--ragproof-report=PATH) or use an intact copy"
         ]

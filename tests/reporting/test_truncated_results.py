@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ragproof.cli import main
-from tests.reporting.conftest import Runs
+from tests.reporting.conftest import Runs, run_plugin
 
 
 @pytest.fixture
@@ -65,3 +65,50 @@ def test_a_results_file_edited_into_invalid_json_says_where(
         "12: Expecting value (edited by hand?); write it again (pytest --ragproof-report=PATH) "
         "or use an intact copy"
     ]
+
+
+def _planted(truncated: Path, runs: Runs, how: str) -> Path:
+    """The run's intact results file with a lone surrogate escape in an answer, or 100,000
+    nested brackets added, or cut in half (``truncated``'s folder)."""
+    text = (runs.project / "single.json").read_text(encoding="utf-8")
+    if how == "surrogate":
+        text = text.replace('"answer": "', '"answer": "\\ud800', 1)
+    elif how == "nested":
+        text = text.rstrip()[:-1] + ', "x": ' + "[" * 100_000 + "]" * 100_000 + "}\n"
+    else:
+        text = text[: len(text) // 2]
+    truncated.write_text(text, encoding="utf-8")
+    return truncated
+
+
+WHY = {
+    "surrogate": "holds a lone surrogate escape at line ",
+    "nested": "its JSON nests deeper than any results file",
+    "truncated": "is truncated: its JSON breaks off at line ",
+}
+
+
+@pytest.mark.parametrize("how", ["surrogate", "nested"])
+def test_a_results_file_no_run_writes_is_one_line_for_merge(
+    how: str, truncated: Path, runs: Runs, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _planted(truncated, runs, how)
+    assert main(["merge", str(path), "-o", str(tmp_path / "merged.json")]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("ragproof merge: error: ") and WHY[how] in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]
+
+
+@pytest.mark.parametrize("how", ["surrogate", "nested", "truncated"])
+def test_a_baseline_no_run_writes_stops_the_run_before_any_case(
+    how: str, truncated: Path, runs: Runs
+) -> None:
+    """A usage error, exit 4, one line, before any case runs (not an INTERNALERROR, not a
+    gate failure after every case ran)."""
+    path = _planted(truncated, runs, how)
+    proc = run_plugin(runs.project, f"--ragproof-baseline={path}")
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 4, out
+    assert "INTERNALERROR" not in out and "Traceback" not in out
+    assert "ERROR: ragproof: " in out and WHY[how] in out
+    assert " passed" not in out and " failed" not in out
