@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof.errors import HistoryError, MissingExtraError
+from pytest_ragproof.history.integrity import check_sqlite_file, version_row
 from pytest_ragproof.history.target import Target
 
 if TYPE_CHECKING:
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
 __all__ = ["Added", "Store", "open_store"]
 
 BUSY_TIMEOUT_MS = 30_000
-_SQLITE_HEADER = b"SQLite format 3\x00"
 _WRITE = "ragproof_write"
 
 
@@ -56,22 +56,6 @@ def _import_sqlalchemy() -> None:
         import sqlalchemy  # noqa: F401
     except ImportError:
         raise MissingExtraError("history", "sqlalchemy", "The run history") from None
-
-
-def _check_sqlite_file(target: Target) -> None:
-    path = target.path
-    if path is None or not path.exists():
-        return
-    if path.is_dir():
-        raise HistoryError(f"history store {target.shown} is a folder; give a file path")
-    with path.open("rb") as fh:
-        head = fh.read(len(_SQLITE_HEADER))
-    if head and head != _SQLITE_HEADER:
-        raise HistoryError(
-            f"history store {target.shown} is not a SQLite database (another file?); "
-            "ragproof will not write into it; choose a new path such as "
-            ".ragproof/history.sqlite"
-        )
 
 
 def _on_read_only_fs(path: Path) -> bool:
@@ -126,7 +110,7 @@ def _engine(target: Target, *, read_only: bool = False) -> sa.Engine:
     import sqlalchemy as sa
 
     if target.is_sqlite:
-        _check_sqlite_file(target)
+        check_sqlite_file(target)
         if read_only and target.path is not None:
             return _read_only_engine(target)
         if target.path is not None and target.path.exists() and _on_read_only_fs(target.path):
@@ -274,15 +258,6 @@ class Store:
         )
 
 
-def _version_row(conn: sa.Connection, tables: Tables) -> int | None:
-    import sqlalchemy as sa
-
-    if not sa.inspect(conn).has_table("schema_version"):
-        return None
-    value = conn.execute(sa.select(tables.schema_version.c.version)).scalar()
-    return None if value is None else int(value)
-
-
 def _newer(store: Store, current: int) -> HistoryError:
     from pytest_ragproof.history.schema import SCHEMA_VERSION
 
@@ -301,7 +276,7 @@ def _migrate(store: Store) -> None:
 
     t = store.t
     with store.reading() as conn:
-        current = _version_row(conn, t)
+        current = version_row(conn, store.target)
     if current == SCHEMA_VERSION:
         return
     if store.read_only and current is not None and current > SCHEMA_VERSION:
@@ -321,7 +296,7 @@ def _migrate(store: Store) -> None:
         if store.engine.dialect.name == "postgresql":
             # One migrating process at a time; the others wait, then find it done.
             conn.execute(sa.text("SELECT pg_advisory_xact_lock(2718281828)"))
-        current = _version_row(conn, t)
+        current = version_row(conn, store.target)
         if current is None:
             t.schema_version.create(conn)
             conn.execute(sa.insert(t.schema_version).values(version=0))
