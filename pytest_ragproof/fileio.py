@@ -129,6 +129,33 @@ def write_atomic(path: Path, text: str | Iterable[str]) -> None:
 
 
 @contextlib.contextmanager
+def atomic_target(path: Path) -> Iterator[Path]:
+    """A temporary file beside ``path`` for another writer to write by name (pytest's
+    JUnit writer), renamed over ``path`` when the block ends without an exception and
+    removed when it raises: ``write_atomic`` for text that code outside ragproof writes.
+    Held (flock) like ``write_atomic``'s, so another run's clean-up leaves it alone."""
+    remove_stale_temps(path)
+    try:
+        existing_mode: int | None = path.stat().st_mode & 0o7777
+    except OSError:
+        existing_mode = None
+    fd, tmp = _create_temp(path)
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # held until closed: after the rename
+        if existing_mode is not None:
+            os.chmod(fd, existing_mode)
+        yield tmp
+        if tmp.exists():
+            os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
 def paused_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector while building many acyclic objects.
 

@@ -29,6 +29,9 @@ def get_run(config: pytest.Config) -> RagproofRun:
         run = RagproofRun(config)
         config.stash[RUN_KEY] = run
         config.pluginmanager.register(run, "ragproof-run")
+        from pytest_ragproof.plugin.junit import AtomicJUnit
+
+        config.pluginmanager.register(AtomicJUnit(), "ragproof-junit")
     return run
 
 
