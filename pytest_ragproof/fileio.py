@@ -94,14 +94,12 @@ def _create_temp(path: Path) -> tuple[int, Path]:
             continue
 
 
-def write_atomic(path: Path, text: str | Iterable[str]) -> None:
-    """Write ``text`` (a string or its parts) to ``path`` via a temporary file beside it.
-
-    Missing parent folders are created: the caller asked for this path. A new
-    file's mode follows the umask; an existing file's mode is kept. Temporary files
-    of earlier writes of ``path`` that were killed are removed first.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
+@contextlib.contextmanager
+def _held_temp(path: Path) -> Iterator[tuple[int, Path]]:
+    """A new temporary file beside ``path`` and its open descriptor, flock-held until the
+    caller closes it (so another write's clean-up leaves it alone), with an existing
+    ``path``'s mode; earlier writes' leftovers removed first; removed when the block
+    raises."""
     remove_stale_temps(path)
     try:
         existing_mode: int | None = path.stat().st_mode & 0o7777
@@ -113,6 +111,21 @@ def write_atomic(path: Path, text: str | Iterable[str]) -> None:
             fcntl.flock(fd, fcntl.LOCK_EX)  # held until closed: after the rename
         if existing_mode is not None:
             os.chmod(fd, existing_mode)
+        yield fd, tmp
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_atomic(path: Path, text: str | Iterable[str]) -> None:
+    """Write ``text`` (a string or its parts) to ``path`` via a temporary file beside it.
+
+    Missing parent folders are created: the caller asked for this path. A new
+    file's mode follows the umask; an existing file's mode is kept. Temporary files
+    of earlier writes of ``path`` that were killed are removed first.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _held_temp(path) as (fd, tmp):
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             if isinstance(text, str):
                 fh.write(text)
@@ -123,36 +136,20 @@ def write_atomic(path: Path, text: str | Iterable[str]) -> None:
                 os.replace(tmp, path)  # renaming an open file is fine on POSIX
         if fcntl is None:  # pragma: no cover - Windows renames closed files only
             os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
 
 
 @contextlib.contextmanager
 def atomic_target(path: Path) -> Iterator[Path]:
     """A temporary file beside ``path`` for another writer to write by name (pytest's
     JUnit writer), renamed over ``path`` when the block ends without an exception and
-    removed when it raises: ``write_atomic`` for text that code outside ragproof writes.
-    Held (flock) like ``write_atomic``'s, so another run's clean-up leaves it alone."""
-    remove_stale_temps(path)
-    try:
-        existing_mode: int | None = path.stat().st_mode & 0o7777
-    except OSError:
-        existing_mode = None
-    fd, tmp = _create_temp(path)
-    try:
-        if fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)  # held until closed: after the rename
-        if existing_mode is not None:
-            os.chmod(fd, existing_mode)
-        yield tmp
-        if tmp.exists():
-            os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    finally:
-        os.close(fd)
+    removed when it raises: ``write_atomic`` for text that code outside ragproof writes."""
+    with _held_temp(path) as (fd, tmp):
+        try:
+            yield tmp
+            if tmp.exists():
+                os.replace(tmp, path)
+        finally:
+            os.close(fd)
 
 
 @contextlib.contextmanager

@@ -10,6 +10,7 @@ as it was. ragproof's own files are written the same way (``fileio.write_atomic`
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Generator
 from pathlib import Path
 
@@ -31,18 +32,13 @@ class AtomicJUnit:
             return (yield)
         from pytest_ragproof.fileio import atomic_target
 
-        target = atomic_target(Path(real))
-        try:
-            temporary = target.__enter__()
-        except OSError:  # the folder cannot take a file: pytest's own write will say so
-            return (yield)
-        xml.logfile = str(temporary)
-        try:
-            result = yield
-        except BaseException as exc:
-            xml.logfile = real
-            target.__exit__(type(exc), exc, exc.__traceback__)
-            raise
-        xml.logfile = real
-        target.__exit__(None, None, None)
-        return result
+        with contextlib.ExitStack() as stack:
+            try:
+                temporary = stack.enter_context(atomic_target(Path(real)))
+            except OSError:  # the folder cannot take a file: pytest's own write will say so
+                return (yield)
+            xml.logfile = str(temporary)
+            try:
+                return (yield)
+            finally:
+                xml.logfile = real

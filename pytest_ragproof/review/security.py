@@ -63,17 +63,16 @@ def form_of(request: Request) -> dict[str, str]:
 #: brackets, then an optional port; nothing else (no user part, no path).
 _HOST = re.compile(
     r"(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<name>[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?))"
-    r"(?::(?P<port>[0-9]{1,5}))?"
+    r"(?::[0-9]{1,5})?"
 )
 
 
-def _host_parts(host: str) -> tuple[str, int | None] | None:
-    """The host name (lower case) and port of a Host header, ``None`` when it is not one."""
+def _host_name(host: str) -> str | None:
+    """The host name (lower case) of a Host header, ``None`` when it is not one."""
     match = _HOST.fullmatch(host)
     if match is None:
         return None
-    port = match.group("port")
-    return (match.group("v6") or match.group("name")).lower(), None if port is None else int(port)
+    return (match.group("v6") or match.group("name")).lower()
 
 
 def _unmapped(address: str) -> str:
@@ -102,13 +101,12 @@ class TokenGuard:
     def _is_ours(self, scope: Scope, host: str) -> bool:
         """Does a Host header name this server? Its name must be one of ours (any port: a
         forwarded port names the local end)."""
-        parts = _host_parts(host)
-        if parts is None:
+        name = _host_name(host)
+        if name is None:
             return False
-        name = parts[0]
-        server = scope.get("server")  # (address, port) of the socket the request came to
         if name in self.hosts:
             return True
+        server = scope.get("server")  # (address, port) of the socket the request came to
         return self.everywhere and server is not None and name == _unmapped(str(server[0]))
 
     def _is_token(self, value: str | None) -> bool:
