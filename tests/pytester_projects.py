@@ -100,3 +100,12 @@ def run(pytester: pytest.Pytester, mode: list[str], *args: str) -> pytest.RunRes
 def load_json(path: Path) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return data
+
+
+def resigned(doc: dict[str, Any]) -> dict[str, Any]:
+    """The digest of ``doc`` computed again, as anyone can (it is not a signature): an edited
+    file whose digest matches, so only the checks that decide from data can find the edit."""
+    from pytest_ragproof.results.digest import DIGEST_COVERS, digest
+
+    covers = list(DIGEST_COVERS)
+    return {"sha256": digest(doc, covers), "covers": covers}

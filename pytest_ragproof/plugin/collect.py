@@ -121,11 +121,15 @@ def from_home(item: pytest.Item, home: pytest.Collector | None, fixture: str) ->
     )
 
 
+#: The reason of the xfail marker --ragproof-xfail-tag adds (a record tells it from the user's).
+XFAIL_TAG_REASON = "ragproof: case tagged"
+
+
 def add_xfail(item: pytest.Item, case: Case, tags: frozenset[str]) -> None:
     """``--ragproof-xfail-tag``: a case carrying one of ``tags`` is expected to fail."""
     hit = sorted(tags.intersection(case.tags))
     if hit:
-        item.add_marker(pytest.mark.xfail(reason=f"ragproof: case tagged {hit[0]}"))
+        item.add_marker(pytest.mark.xfail(reason=f"{XFAIL_TAG_REASON} {hit[0]}"))
 
 
 def _marks(kind: str) -> tuple[pytest.MarkDecorator, ...]:

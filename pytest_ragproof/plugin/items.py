@@ -16,6 +16,7 @@ from pytest_ragproof.errors import EndpointError, PipelineSignatureError
 from pytest_ragproof.execution.call import NotCallableError
 from pytest_ragproof.execution.execute import Outcome, hand_over
 from pytest_ragproof.execution.repeat import case_outcomes, finish_repeats, repeat_keys
+from pytest_ragproof.plugin.collect import XFAIL_TAG_REASON
 from pytest_ragproof.plugin.refs import case_ref, property_name
 from pytest_ragproof.plugin.state import RunState
 from pytest_ragproof.verdict.record import CaseRecord, sorted_metrics
@@ -146,6 +147,8 @@ class ItemHooks(RunState):
         elif report.when == "call" and record is not None:
             if hasattr(report, "wasxfail"):
                 record.status = "xfailed" if report.skipped else "xpassed"
+                if not str(report.wasxfail).startswith(XFAIL_TAG_REASON):
+                    record.xfail_reason = str(report.wasxfail) or "xfail"
             elif report.failed and record.status == "passed":
                 record.status = "failed"  # xfail(strict=True) that passed: pytest fails it
             self._attach(report, record)

@@ -7,18 +7,42 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-__all__ = ["DIGEST_COVERS", "digest"]
+__all__ = ["DIGEST_COVERS", "DIGEST_SINCE", "LEGACY_COVERS", "digest"]
 
-# What the digest written with a results file covers: the parts merges and baselines use.
-DIGEST_COVERS = ("cases",)
+# What the digest written with a results file covers: every part a verdict, a merge, a
+# baseline or the history reads (everything but the digest itself).
+DIGEST_COVERS = (
+    "aggregates",
+    "baseline",
+    "cases",
+    "components",
+    "datasets",
+    "format",
+    "notes",
+    "passed",
+    "pipelines",
+    "redacted",
+    "run",
+    "run_id",
+    "settings",
+    "thresholds",
+    "versions",
+)
+# What files written before the digest covered the whole document covered: read, with the
+# rest of the file checked against the dataset and the reading command's configuration.
+LEGACY_COVERS = ("cases",)
+# The first release that writes a digest with every results file: a file naming this
+# release or a later one without a digest was edited.
+DIGEST_SINCE = (0, 1, 0)
 
 
 def digest(results: Mapping[str, Any], covers: Sequence[str] = DIGEST_COVERS) -> str:
     """sha256 of the ``covers`` parts of a results document as canonical JSON.
 
     Written with the file (``digest``) so that a reader detects a hand edit or a
-    truncation of its cases; a check of integrity, not a signature. The canonical
-    text is ``json.dumps(parts, sort_keys=True, separators=(",", ":"),
+    truncation; a check of integrity, not a signature (anyone can compute it again, so
+    merge, baselines and the history decide from the data, never from the file's word).
+    The canonical text is ``json.dumps(parts, sort_keys=True, separators=(",", ":"),
     ensure_ascii=False)``, hashed piece by piece (:func:`canonical_parts`).
     """
     parts = {key: results.get(key) for key in covers}

@@ -3,7 +3,8 @@
 :func:`check_results` validates a parsed ``ragproof.results/1`` document once, on
 read: the fields merging and comparing use have the right types, every metric is
 a finite number inside its range, no case appears twice, and, when the file
-carries one, its digest matches its cases (an edited or truncated file). Each
+carries one, its digest matches its contents (an edited or truncated file); a file
+of a release that writes digests must carry one. Each
 refusal is a :class:`~pytest_ragproof.errors.ConfigError` naming the file, the
 case and the field, never the text of a case. Imported only where a results file
 is read (pydantic is not loaded by a plain pytest run).
@@ -180,20 +181,49 @@ def check_results(doc: Mapping[str, Any], name: str) -> None:
     _check_digest(doc, name)
 
 
+def _release(doc: Mapping[str, Any]) -> tuple[int, ...] | None:
+    """The pytest-ragproof release that wrote ``doc`` (its ``versions``), when it names one."""
+    versions = doc.get("versions")
+    text = versions.get("pytest-ragproof") if isinstance(versions, Mapping) else None
+    if not isinstance(text, str):
+        return None
+    parts = text.split("+")[0].split(".")[:3]
+    if not all(p.isdigit() for p in parts) or not parts:
+        return None
+    return tuple(int(p) for p in parts)
+
+
 def _check_digest(doc: Mapping[str, Any], name: str) -> None:
-    from pytest_ragproof.results.digest import DIGEST_COVERS, digest
+    from pytest_ragproof.results.digest import (
+        DIGEST_COVERS,
+        DIGEST_SINCE,
+        LEGACY_COVERS,
+        digest,
+    )
 
     recorded = doc.get("digest")
     if recorded is None:
-        return  # written before digests: the schema and ranges above are all that is checked
+        release = _release(doc)
+        if release is not None and release < DIGEST_SINCE:
+            return  # written before digests: the schema and ranges above are all it has
+        wrote = (
+            "the pytest-ragproof release it names writes"
+            if release is not None
+            else "every pytest-ragproof release writes"
+        )
+        raise ConfigError(
+            f"{name}: field digest: missing, but {wrote} one with every results file, so "
+            f"the file was edited after it was written; {_FIX}"
+        )
     covers = tuple(recorded["covers"])
-    if covers != DIGEST_COVERS:
+    if covers not in (DIGEST_COVERS, LEGACY_COVERS):
         raise ConfigError(
             f"{name}: field digest.covers: {list(covers)}, expected {list(DIGEST_COVERS)}; {_FIX}"
         )
     if digest(doc, covers) != recorded["sha256"]:
+        what = "cases" if covers == LEGACY_COVERS else "contents"
         raise ConfigError(
-            f"{name}: field digest: the file's {' and '.join(covers)} do not match the digest "
+            f"{name}: field digest: the file's {what} do not match the digest "
             f"written with them (the file was edited or truncated after it was written); use "
             "the file as pytest-ragproof wrote it, or run again to write a new one"
         )

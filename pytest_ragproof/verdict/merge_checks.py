@@ -3,8 +3,9 @@
 The schema, metric ranges, duplicates and digest of each file are checked on read
 (:mod:`pytest_ragproof.results.schema`). Here, with the run's settings rebuilt:
 
-* every case's status follows from its metrics and the run's case thresholds (a
-  case edited to ``hit@5: 0`` that still says ``passed`` is refused);
+* every case's status follows from its metrics, the run's case thresholds and its
+  xfail tags (a case edited to ``hit@5: 0`` that still says ``passed``, or a failed
+  case relabelled ``xfailed`` without an xfail tag or a recorded marker, is refused);
 * a file labelled shard K/N holds only cases that hash to shard K (a relabelled
   file);
 * when the frozen dataset a file names is at hand (same path, same sha256), every
@@ -25,7 +26,14 @@ from pytest_ragproof.verdict.config import RunConfig
 from pytest_ragproof.verdict.shard import shard_of
 from pytest_ragproof.verdict.thresholds import Threshold, misses
 
-__all__ = ["ShardFile", "check_dataset_ids", "check_shards", "check_statuses", "missed"]
+__all__ = [
+    "ShardFile",
+    "check_dataset_ids",
+    "check_shards",
+    "check_statuses",
+    "expected_statuses",
+    "missed",
+]
 
 _PASSING = ("passed", "xpassed")
 
@@ -72,13 +80,38 @@ def missed(case: Mapping[str, Any], thresholds: Sequence[Threshold]) -> list[str
     return out
 
 
+def _xfail(case: Mapping[str, Any], cfg: RunConfig) -> str | None:
+    """Why ``case`` is expected to fail under ``cfg`` (a configured xfail tag, or the pytest
+    xfail marker the run recorded), or None."""
+    tags = sorted(cfg.xfail_tags.intersection(str(t) for t in case.get("tags") or ()))
+    if tags:
+        return f"tag {tags[0]}"
+    reason = case.get("xfail_reason")
+    return "a pytest xfail marker" if isinstance(reason, str) else None
+
+
+def expected_statuses(case: Mapping[str, Any], cfg: RunConfig) -> tuple[str, ...] | None:
+    """The statuses ``case``'s metrics, tags and recorded marker give under ``cfg``'s case
+    thresholds and xfail tags (None: not decided by them: an error, repeats)."""
+    status = case["status"]
+    if case.get("repeats") or (status == "error" and case.get("error_type") is not None):
+        return None
+    failed = bool(missed(case, cfg.case_thresholds)) or case.get("error_type") is not None
+    if _xfail(case, cfg) is not None:
+        # xfail(strict=True), the ini's xfail_strict: a case that passed fails, with no miss.
+        return ("xfailed",) if failed else ("xpassed", "failed")
+    return ("failed",) if failed else ("passed",)
+
+
 def check_statuses(files: Sequence[ShardFile], cfg: RunConfig) -> None:
-    """Every scored case's status is the one its metrics and the case thresholds give."""
+    """Every case's status is the one its metrics, the case thresholds and the xfail tags
+    give, for every status (an error's is the error it records)."""
     for f in files:
         for i, case in enumerate(f.doc["cases"]):
+            allowed = expected_statuses(case, cfg)
+            if allowed is None:
+                continue
             status = case["status"]
-            if status in ("error", "xfailed") or case.get("repeats"):
-                continue  # not decided by the thresholds alone
             missing = missed(case, cfg.case_thresholds)
             where = f"{f.name}: case {case['id']} (cases[{i}])"
             if status in _PASSING and missing:
@@ -86,6 +119,18 @@ def check_statuses(files: Sequence[ShardFile], cfg: RunConfig) -> None:
                     f"{where}, field status: '{status}' but its metrics miss {missing[0]}; the "
                     "file was edited or written by another run: use each shard's file as "
                     "pytest-ragproof wrote it"
+                )
+            if status not in allowed:
+                tags = ", ".join(sorted(cfg.xfail_tags)) or "none"
+                why = (
+                    f"no xfail tag of the run (--ragproof-xfail-tag: {tags}) is on the case and "
+                    "the run recorded no pytest xfail marker for it"
+                    if status in ("xfailed", "xpassed")
+                    else f"its metrics and the run's settings give {' or '.join(allowed)}"
+                )
+                raise ConfigError(
+                    f"{where}, field status: '{status}' but {why}; the file was edited or "
+                    "written by another run: use each shard's file as pytest-ragproof wrote it"
                 )
             recorded = sorted(str(x["expression"]) for x in case.get("failures") or [])
             expected = sorted(m.split(": ", 1)[0] for m in missing)

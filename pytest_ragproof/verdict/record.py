@@ -109,6 +109,9 @@ class CaseRecord:
     # --ragproof-repeat N (N >= 2): n, passed, pass_rate, each repeat's status, the
     # per-metric min and max (metrics hold the means); absent with one call per case.
     repeats: dict[str, Any] | None = None
+    # xfailed or xpassed by a pytest xfail marker of the user's (not --ragproof-xfail-tag):
+    # its reason, so that a merge tells it from a status edited to xfailed.
+    xfail_reason: str | None = None
 
     @classmethod
     def for_case(cls, case: Any, *, dataset: str, nodeid: str, pipeline: str) -> CaseRecord:
@@ -172,4 +175,5 @@ _OPTIONAL_FIELDS = (
     "judge_estimate",
     "evaluator_error",
     "repeats",
+    "xfail_reason",
 )

@@ -14,7 +14,7 @@ from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.regression import compare
 from pytest_ragproof.results.document import read_results, write_results
 from pytest_ragproof.verdict.baseline import apply_baseline, baseline_settings
-from tests.pytester_projects import load_json, run
+from tests.pytester_projects import load_json, resigned, run
 from tests.regression.conftest import update
 from tests.regression.factory import SHA_B, case, results
 
@@ -26,14 +26,14 @@ def _baseline() -> Doc:
 
 
 def _written(tmp_path: Path, change: Callable[[Doc], Any] | None = None, *, digest: bool) -> Path:
-    """A baseline written by pytest-ragproof, then changed (its digest kept or dropped)."""
+    """A baseline written by pytest-ragproof, then changed (its digest kept, or computed again)."""
     path = tmp_path / "base.json"
     write_results(_baseline(), path)
     doc = json.loads(path.read_text(encoding="utf-8"))
     if change is not None:
         change(doc)
     if not digest:
-        doc.pop("digest", None)
+        doc["digest"] = resigned(doc)
     path.write_text(json.dumps(doc), encoding="utf-8")  # NaN stays NaN, as a tool writes it
     return path
 
@@ -48,7 +48,7 @@ def test_a_written_baseline_is_accepted_and_carries_its_digest(tmp_path: Path) -
     path = _written(tmp_path, digest=True)
     baseline_settings(path, shown="base.json")
     assert set(load_json(path)["digest"]) == {"sha256", "covers"}
-    # Written before digests: still readable (schema, ranges and duplicates checked).
+    # Re-digested: still readable (schema, ranges and duplicates checked).
     baseline_settings(_written(tmp_path, digest=False), shown="base.json")
 
 
@@ -94,7 +94,7 @@ def test_an_edited_baseline_fails_its_digest(tmp_path: Path) -> None:
         doc["cases"][0]["metrics"]["mrr"] = 0.5
 
     text = _refusal(_written(tmp_path, lower, digest=True))
-    assert "base.json: field digest: the file's cases do not match the digest" in text
+    assert "base.json: field digest: the file's contents do not match the digest" in text
     # Truncated to fewer cases: the same.
     text = _refusal(_written(tmp_path, lambda d: d["cases"].pop(), digest=True))
     assert "field digest" in text

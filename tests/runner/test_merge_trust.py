@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_ragproof.verdict.shard import shard_of
+from tests.pytester_projects import resigned
 from tests.runner.shard_project import document, merge, run_shards, shard_project
 
 __all__ = ["shard_project"]  # the fixture, imported for the tests below
@@ -24,12 +25,12 @@ Doc = dict[str, Any]
 def _edit(
     project: pytest.Pytester, src: str, dst: str, change: Callable[[Doc], Any], *, digest: bool
 ) -> str:
-    """``dst``: ``src`` changed by ``change``; without its digest unless ``digest`` (an
-    older file, written before digests, is checked by everything but the digest)."""
+    """``dst``: ``src`` changed by ``change``; its digest computed again unless ``digest``
+    (keeping the written one): a re-digested edit is found by the checks of its data."""
     doc = document(project.path / src)
     change(doc)
     if not digest:
-        doc.pop("digest", None)
+        doc["digest"] = resigned(doc)
     (project.path / dst).write_text(json.dumps(doc), encoding="utf-8")
     return dst
 
@@ -59,7 +60,7 @@ def test_merge_refuses_edited_shards(
     def zero_hit(doc: Doc) -> None:
         _qa(doc)["metrics"]["hit@5"] = 0  # status stays "passed"
 
-    # Without a digest (a file written before digests) the status is recomputed from the
+    # Re-digested (anyone can compute the digest again), the status is recomputed from the
     # metrics and the run's case thresholds; with its digest, any edit of the cases is found.
     _edit(shard_project, "shard-1.json", "e.json", zero_hit, digest=False)
     _refused(
@@ -120,8 +121,8 @@ def test_merge_refuses_relabelled_shards(
     def as_third(doc: Doc) -> None:
         doc["run"]["shard"]["k"] = 3
 
-    # The digest covers the cases, not the run section: the cases' shard gives it away.
-    _edit(shard_project, "shard-1.json", "relabelled.json", as_third, digest=True)
+    # Re-digested after the edit: the cases' shard gives it away.
+    _edit(shard_project, "shard-1.json", "relabelled.json", as_third, digest=False)
     doc = document(shard_project.path / "shard-1.json")
     owned = [c["id"] for c in doc["cases"]]
     assert all(shard_of("cases.frozen.json", cid, 3) == 1 for cid in owned)

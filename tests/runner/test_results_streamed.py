@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pytest_ragproof.results.document as document
-from pytest_ragproof.results.digest import digest
+from pytest_ragproof.results.digest import DIGEST_COVERS, digest
 from pytest_ragproof.results.document import dump_parts, dumps
 from tests.pytester_projects import behave, load_json, run
 
@@ -37,9 +37,8 @@ _DOCUMENTS = st.fixed_dictionaries(
 
 def _one_dumps_digest(doc: dict[str, Any]) -> str:
     """The digest as it was computed before: one canonical ``json.dumps`` of the parts."""
-    text = json.dumps(
-        {"cases": doc.get("cases")}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
-    )
+    parts = {key: doc.get(key) for key in DIGEST_COVERS}
+    text = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -85,6 +84,6 @@ def test_a_mixed_run_writes_the_file_one_dumps_would_write(
         unsigned = {k: v for k, v in data.items() if k != "digest"}
         expected = {
             **unsigned,
-            "digest": {"sha256": _one_dumps_digest(unsigned), "covers": ["cases"]},
+            "digest": {"sha256": _one_dumps_digest(unsigned), "covers": list(DIGEST_COVERS)},
         }
         assert text == dumps(expected)

@@ -11,7 +11,7 @@ import json
 import pytest
 
 from pytest_ragproof.verdict.shard import Shard, parse_shard, shard_of
-from tests.pytester_projects import behave, run
+from tests.pytester_projects import behave, resigned, run
 from tests.runner.shard_project import (
     CASES,
     document,
@@ -251,12 +251,14 @@ def test_merge_refuses_files_that_do_not_belong_together(
     # Another version of the dataset in one shard.
     other = document(shard_project.path / "shard-2.json")
     other["datasets"][0]["sha256"] = "0" * 64
+    other["digest"] = resigned(other)  # the data gives it away, not the digest
     (shard_project.path / "edited-2.json").write_text(json.dumps(other), encoding="utf-8")
     code, _, err = merge(capsys, ["shard-1.json", "edited-2.json"])
     assert code == 2
     assert "dataset cases.frozen.json differs: sha256 is " in err and "in edited-2.json" in err
     # A results file without the run section (evaluate(), an older version).
     del other["run"]
+    other["digest"] = resigned(other)
     (shard_project.path / "old.json").write_text(json.dumps(other), encoding="utf-8")
     code, _, err = merge(capsys, ["shard-1.json", "old.json"])
     assert code == 2
