@@ -5,7 +5,10 @@ exposes ``add_arguments(parser)`` and ``run(args) -> int``. A module is imported
 when its subcommand runs (or shows its help), so ``ragproof --help`` imports none.
 
 Exit codes: 0 success, 1 the command ran and found a problem (invalid dataset,
-shortfall with ``--fail-on-shortfall``), 2 usage errors.
+shortfall with ``--fail-on-shortfall``), 2 usage errors. A command returns 0 or 1 for
+what it found, and raises for an error: :func:`main` prints the error's one line
+(``ragproof COMMAND: error: ...``) and exits with its class's ``exit_code``
+(:mod:`pytest_ragproof.errors`), in one place.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from pytest_ragproof.errors import RagproofError
+from pytest_ragproof.errors import RagproofError, UsageError
 
 # name -> (module, one-line help). Keep sorted by workflow order.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -110,18 +113,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"ragproof: error: unknown command {chosen!r}: {hint}`ragproof --help` lists them",
             file=sys.stderr,
         )
-        return 2
+        return UsageError.exit_code
     parser = build_parser(chosen)
     args = parser.parse_args(words)
     if getattr(args, "_module", None) is None:
         parser.print_help(sys.stderr)
-        return 2
+        return UsageError.exit_code
     mod = importlib.import_module(args._module)
     try:
         return int(mod.run(args))
     except RagproofError as exc:
-        print(f"ragproof {args.command}: error: {exc}", file=sys.stderr)
-        return 1
+        # The command as its errors name it: a subcommand's parser may set ``_shown``
+        # ("history add"); else the command's name.
+        print(f"ragproof {getattr(args, '_shown', args.command)}: error: {exc}", file=sys.stderr)
+        return exc.exit_code
     except BrokenPipeError:
         # Output piped into `head` and the like: stop quietly, like other Unix tools.
         import os

@@ -13,6 +13,7 @@
     ├── OutputShapeError               a pipeline returned something we cannot score
     ├── EndpointError                  a --ragproof-endpoint call failed (status / JSON path only)
     ├── HistoryError                   the run history store cannot be opened, read or written
+    ├── UsageError                     a ragproof command used wrongly (exit 2)
     └── LLMError                       anything from the LLM layer
         ├── LLMConfigError             no model configured / bad model settings
         │   └── LLMUnreachableError    the model's server refused the connection
@@ -23,13 +24,32 @@
 The plugin turns these into ``pytest.UsageError`` (configuration, datasets) or item
 failures (pipeline outputs). Messages never contain dataset values: questions,
 answers and contexts are sensitive.
+
+The ``ragproof`` command's exit status comes from the error that stopped it: its
+class's ``exit_code``, read in one place (``cli.main``, which prints the one-line
+message). 1 (every error): the command ran and found a problem; 2
+(:class:`UsageError`): the command was used wrongly. A command whose contract counts
+an error of the library as a usage error (a bad store for ``ragproof history``)
+raises ``UsageError`` from it, with the same message.
 """
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 
 class RagproofError(Exception):
     """Base class of every error pytest-ragproof raises deliberately."""
+
+    #: The ``ragproof`` command's exit status when this error stops it (``cli.main``).
+    exit_code: ClassVar[int] = 1
+
+
+class UsageError(RagproofError):
+    """A ``ragproof`` command was used wrongly: options that do not go together, an
+    output it will not replace, an input its contract counts as usage. Exit status 2."""
+
+    exit_code = 2
 
 
 class DatasetError(RagproofError):

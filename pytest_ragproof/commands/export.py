@@ -8,9 +8,9 @@ docs/interop.md).
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
+from pytest_ragproof.errors import RagproofError, UsageError
 from pytest_ragproof.interop import EXPORT_TOOLS
 
 
@@ -36,18 +36,15 @@ def run(args: argparse.Namespace) -> int:
     src, out = Path(args.dataset), Path(args.output)
     why = refusal(args.tool, out, src)
     if why is not None:
-        print(f"ragproof export: error: {why}", file=sys.stderr)
-        return 2
+        raise UsageError(why)
     dataset = load_dataset(src)
     report = FieldReport(args.tool, str(src))
     rows = WRITERS[args.tool](dataset.cases, report)
     if not rows:
-        print(
-            f"ragproof export: error: {src} has no case {args.tool} can hold (injection cases "
-            "have no equivalent); wrote nothing",
-            file=sys.stderr,
+        raise RagproofError(
+            f"{src} has no case {args.tool} can hold (injection cases "
+            "have no equivalent); wrote nothing"
         )
-        return 1
     write_atomic(out, render(args.tool, rows, out))
     report.output = str(out)
     lines = report.lines()

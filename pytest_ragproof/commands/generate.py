@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 
 from pytest_ragproof import defaults
+from pytest_ragproof.errors import UsageError
 
 DEFAULT_MAX_FILE_BYTES = defaults.MAX_FILE_BYTES
 DEFAULT_CHUNK_SIZE = defaults.CHUNK_SIZE
@@ -168,13 +169,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _usage_error(message: str) -> int:
-    import sys
-
-    print(f"ragproof generate: error: {message}", file=sys.stderr)
-    return 2
-
-
 def run(args: argparse.Namespace) -> int:
     import os
     import sys
@@ -185,9 +179,9 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.dry_run:
         if not args.out:
-            return _usage_error("--out is required (or use --dry-run)")
+            raise UsageError("--out is required (or use --dry-run)")
         if Path(args.out).exists() and not args.overwrite:
-            return _usage_error(f"{args.out} exists; pass --overwrite to replace it")
+            raise UsageError(f"{args.out} exists; pass --overwrite to replace it")
     try:
         settings = GenerationSettings(
             qa=args.qa,
@@ -210,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
             max_file_bytes=args.max_file_bytes,
         )
     except (ConfigError, IngestError) as exc:
-        return _usage_error(str(exc))
+        raise UsageError(str(exc)) from exc
     if args.dry_run:
         from pytest_ragproof.generation import estimate
         from pytest_ragproof.generation.summary import render_plan
@@ -237,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
 
             check_environment(config)
     except (LLMConfigError, MissingExtraError) as exc:
-        return _usage_error(str(exc))
+        raise UsageError(str(exc)) from exc
     client = LLMClient(config, ResponseCache(args.cache_dir, enabled=not args.no_cache))
     progress: ProgressPrinter | None = None
     if not args.quiet:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -92,6 +91,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="exit 1 when any case regressed",
     )
     _store_arg(compare)
+    for name, action in sub.choices.items():
+        # The errors of an action name it: "ragproof history add: error: ..." (cli.main).
+        action.set_defaults(_shown=f"history {name}")
 
 
 def _open(args: argparse.Namespace, *, create: bool) -> Store:
@@ -315,10 +317,9 @@ _RUNNERS = {"add": _add, "list": _list, "show": _show, "trend": _trend, "compare
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_ragproof.errors import ConfigError, HistoryError, MissingExtraError
+    from pytest_ragproof.errors import ConfigError, HistoryError, MissingExtraError, UsageError
 
     try:
         return _RUNNERS[args.history_command](args)
     except (ConfigError, HistoryError, MissingExtraError) as exc:
-        print(f"ragproof history {args.history_command}: error: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from exc

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_ragproof.errors import UsageError
 from pytest_ragproof.interop import TOOLS
 
 if TYPE_CHECKING:
@@ -48,11 +49,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _usage(message: str) -> int:
-    print(f"ragproof import: error: {message}", file=sys.stderr)
-    return 2
-
-
 def run(args: argparse.Namespace) -> int:
     from pytest_ragproof.dataset.io import write_jsonl
     from pytest_ragproof.errors import DatasetError, IngestError
@@ -60,9 +56,9 @@ def run(args: argparse.Namespace) -> int:
     from pytest_ragproof.interop.report import FieldReport
 
     if args.var and args.tool != "promptfoo":
-        return _usage("--var applies to --from promptfoo only (the other formats name fields)")
+        raise UsageError("--var applies to --from promptfoo only (the other formats name fields)")
     if args.context_delimiter is not None and args.tool != "deepeval":
-        return _usage("--context-delimiter applies to --from deepeval only")
+        raise UsageError("--context-delimiter applies to --from deepeval only")
     var_map: dict[str, str] = {}
     if args.tool == "promptfoo":
         from pytest_ragproof.errors import ConfigError
@@ -71,17 +67,17 @@ def run(args: argparse.Namespace) -> int:
         try:
             var_map = parse_vars(args.var)
         except ConfigError as exc:
-            return _usage(str(exc))
+            raise UsageError(str(exc)) from exc
     src, out = Path(args.file), Path(args.output)
     why = build.check_output(out, [src])
     if why is not None:
-        return _usage(why)
+        raise UsageError(why)
     corpus = None
     if args.corpus is not None:
         try:
             corpus = build.CorpusIndex(args.corpus)
         except IngestError as exc:
-            return _usage(str(exc))
+            raise UsageError(str(exc)) from exc
     report = FieldReport(args.tool, str(src))
     drafts = _read(args, src, report, var_map)
     try:

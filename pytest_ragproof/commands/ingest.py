@@ -11,6 +11,7 @@ import argparse
 import sys
 
 from pytest_ragproof import defaults
+from pytest_ragproof.errors import UsageError
 
 DEFAULT_MAX_FILE_BYTES = defaults.MAX_FILE_BYTES
 DEFAULT_CHUNK_SIZE = defaults.CHUNK_SIZE
@@ -75,8 +76,7 @@ def run(args: argparse.Namespace) -> int:
         size, overlap = resolve_settings(args.chunk_size, args.chunk_overlap)
         corpus = load_corpus(corpus_path, max_file_bytes=args.max_file_bytes)
     except (ConfigError, IngestError) as exc:
-        print(f"ragproof ingest: error: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from exc
 
     doc_rows: list[list[object]] = []
     per_format: dict[str, list[int]] = {}  # format -> [documents, chunks, characters]

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof import defaults
+from pytest_ragproof.errors import UsageError
 
 if TYPE_CHECKING:
     from pytest_ragproof.judges.labelled import LabelledItem
@@ -149,11 +150,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_cache_arguments(parser)
 
 
-def _usage_error(message: str) -> int:
-    print(f"ragproof judge-check: error: {message}", file=sys.stderr)
-    return 2
-
-
 def _refusal(path: Path) -> str | None:
     """Why ``--json`` must not be written at ``path`` (only our own earlier output may go)."""
     import json
@@ -198,12 +194,12 @@ def run(args: argparse.Namespace) -> int:
 
     missing = _missing_input(args)
     if missing is not None:
-        return _usage_error(missing)
+        raise UsageError(missing)
     if args.results is not None:
         if args.labelled is not None:
-            return _usage_error("give the results file once: --results FILE or LABELLED")
+            raise UsageError("give the results file once: --results FILE or LABELLED")
         if not args.labels:
-            return _usage_error("--results goes with --labels FILE")
+            raise UsageError("--results goes with --labels FILE")
         args.labelled = args.results
     if args.labels and args.labelled and not args.halueval:
         from pytest_ragproof.labels import is_labels_file
@@ -211,22 +207,22 @@ def run(args: argparse.Namespace) -> int:
         if is_labels_file(args.labels):
             why = _refusal(Path(args.json))
             if why is not None:
-                return _usage_error(why)
+                raise UsageError(why)
             from pytest_ragproof.commands import judge_check_labels
 
             return judge_check_labels.run(args)
     args.metric = args.metric or DEFAULT_METRIC
     if (args.labelled is None) == (args.halueval is None):
-        return _usage_error("give a LABELLED file or --halueval SOURCE (one of them)")
+        raise UsageError("give a LABELLED file or --halueval SOURCE (one of them)")
     if args.labels and args.halueval:
-        return _usage_error("--labels goes with a results file, not with --halueval")
+        raise UsageError("--labels goes with a results file, not with --halueval")
     if args.pipeline and not args.labels:
-        return _usage_error("--pipeline picks the cases of a results file given with --labels")
+        raise UsageError("--pipeline picks the cases of a results file given with --labels")
     if args.halueval and args.metric != "faithfulness":
-        return _usage_error("--halueval labels faithfulness only; drop --metric")
+        raise UsageError("--halueval labels faithfulness only; drop --metric")
     why = _refusal(Path(args.json))
     if why is not None:
-        return _usage_error(why)
+        raise UsageError(why)
     from pytest_ragproof.judges import JudgeSettings
     from pytest_ragproof.judges import calibrate as C
     from pytest_ragproof.judges import labelled as L
@@ -252,7 +248,7 @@ def run(args: argparse.Namespace) -> int:
 
         graded = not is_binary([i.labels[args.metric] for i in items if args.metric in i.labels])
         if args.min_kappa is not None and graded:
-            return _usage_error("--min-kappa needs 0/1 labels; these labels are graded")
+            raise UsageError("--min-kappa needs 0/1 labels; these labels are graded")
         if args.abstain_language:
             language = args.abstain_language
         from pytest_ragproof.metrics.safety import abstain_patterns
@@ -260,7 +256,7 @@ def run(args: argparse.Namespace) -> int:
         abstain_patterns(language)  # an unknown language is a usage error, before any call
         judging = C.judge_items(items, args.metric, settings, abstain_language=language)
     except (ConfigError, DatasetError, LLMConfigError, MissingExtraError) as exc:
-        return _usage_error(str(exc))
+        raise UsageError(str(exc)) from exc
     report = C.agreement_report(judging, cut=args.cut, resamples=args.bootstrap, seed=args.seed)
     document: dict[str, Any] = {
         "format": C.REPORT_FORMAT,

@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_ragproof.errors import UsageError
+
 if TYPE_CHECKING:
     from pytest_ragproof.labels import AgreementReport
 
@@ -34,11 +36,6 @@ GRADED_COLUMNS: Columns = (("spearman", "Spearman ρ"), ("kendall_tau_b", "Kenda
 STATISTICS = {"cohen_kappa": "Cohen's κ", "krippendorff_alpha": "Krippendorff's α"}
 
 
-def _usage_error(message: str) -> int:
-    print(f"ragproof judge-check: error: {message}", file=sys.stderr)
-    return 2
-
-
 def run(args: argparse.Namespace) -> int:
     from pytest_ragproof.errors import ConfigError, DatasetError
     from pytest_ragproof.labels import LABELLED_METRICS, agreement, read_labels
@@ -46,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
 
     results_path, labels_path = Path(args.labelled), Path(args.labels)
     if args.metric is not None and args.metric not in LABELLED_METRICS:
-        return _usage_error(
+        raise UsageError(
             f"--metric: '{args.metric}' is not a judged metric a person labels; "
             f"choose from {', '.join(LABELLED_METRICS)}"
         )
@@ -67,10 +64,10 @@ def run(args: argparse.Namespace) -> int:
         ]
         report = agreement(results, chosen, cut=args.cut, resamples=args.bootstrap, seed=args.seed)
     except (ConfigError, DatasetError) as exc:
-        return _usage_error(str(exc))
+        raise UsageError(str(exc)) from exc
     binary = [m for m in report.metrics if m.kappa_basis() is not None]
     if args.min_kappa is not None and report.metrics and not binary:
-        return _usage_error("--min-kappa needs 0/1 labels; these labels are graded")
+        raise UsageError("--min-kappa needs 0/1 labels; these labels are graded")
     document = _document(args, results, report)
     import json
 

@@ -21,6 +21,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_ragproof.errors import UsageError
+
 if TYPE_CHECKING:
     from pytest_ragproof.labels import PeopleAgreement
 
@@ -39,11 +41,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     merge.add_argument(
         "-o", "--output", required=True, metavar="OUT", help="the joined labels file to write"
     )
-
-
-def _error(message: str) -> int:
-    print(f"ragproof labels: error: {message}", file=sys.stderr)
-    return 2
 
 
 def _refusal(output: Path, inputs: list[Path]) -> str | None:
@@ -66,7 +63,7 @@ def _refusal(output: Path, inputs: list[Path]) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     if args.labels_command != "merge":
-        return _error("give an action: ragproof labels merge A.jsonl B.jsonl -o labels.jsonl")
+        raise UsageError("give an action: ragproof labels merge A.jsonl B.jsonl -o labels.jsonl")
     from pytest_ragproof.errors import DatasetError
     from pytest_ragproof.labels import people_agreement, read_labels, write_labels
 
@@ -74,11 +71,11 @@ def run(args: argparse.Namespace) -> int:
     output = Path(args.output)
     why = _refusal(output, inputs)
     if why is not None:
-        return _error(why)
+        raise UsageError(why)
     try:
         read = [read_labels(path) for path in inputs]
     except DatasetError as exc:
-        return _error(str(exc))
+        raise UsageError(str(exc)) from exc
     seen: set[str] = set()
     joined = []
     for labels in read:

@@ -16,6 +16,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from pytest_ragproof.errors import UsageError
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -53,15 +55,13 @@ def run(args: argparse.Namespace) -> int:
     output = Path(args.output) if args.output else None
     why = None if output is None else _refusal(output, inputs)
     if why is not None:
-        print(f"ragproof merge: error: {why}", file=sys.stderr)
-        return 2
+        raise UsageError(why)
     unchecked: list[str] = []
     try:
         files = [ShardFile(str(p), read_results(p, check=True, shown=str(p))) for p in inputs]
         outcome, cfg = merge(files, Path.cwd(), unchecked)
     except ConfigError as exc:
-        print(f"ragproof merge: error: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from exc
     for note in unchecked:
         print(f"ragproof merge: note: {note}", file=sys.stderr)
     written: list[str] = []

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_ragproof.errors import UsageError
 from pytest_ragproof.vocabulary import KINDS
 
 if TYPE_CHECKING:
@@ -64,25 +65,18 @@ def run(args: argparse.Namespace) -> int:
     from pytest_ragproof.verdict.exports import renderer
 
     if args.kind and args.format != "inspectorraget":
-        print(
-            "ragproof report: error: --kind applies to --format inspectorraget only "
-            "(the other formats show aggregates over every kind)",
-            file=sys.stderr,
+        raise UsageError(
+            "--kind applies to --format inspectorraget only "
+            "(the other formats show aggregates over every kind)"
         )
-        return 2
     if args.labels and args.format != "inspectorraget":
-        print(
-            "ragproof report: error: --labels applies to --format inspectorraget only",
-            file=sys.stderr,
-        )
-        return 2
+        raise UsageError("--labels applies to --format inspectorraget only")
     if args.output:
         from pytest_ragproof.verdict.exports import refusal
 
         why = refusal(args.format, Path(args.output), f"-o {args.output}", replace=True)
         if why is not None:
-            print(f"ragproof report: error: {why}", file=sys.stderr)
-            return 2
+            raise UsageError(why)
     results = read_results(Path(args.results))
     if args.kind:
         results = only_kinds(results, set(args.kind))
@@ -96,8 +90,7 @@ def run(args: argparse.Namespace) -> int:
             labels = read_labels(args.labels)
             summary = annotators_summary(results, labels)
         except (ConfigError, DatasetError) as exc:
-            print(f"ragproof report: error: {exc}", file=sys.stderr)
-            return 2
+            raise UsageError(str(exc)) from exc
         print(summary, file=sys.stderr)
     if not args.kind and args.format == "inspectorraget":
         return _per_kind(results, args.output, labels)
@@ -125,13 +118,11 @@ def _per_kind(results: dict[str, Any], output: str | None, labels: Sequence[Labe
     if output is None:
         if len(kinds) > 1:
             example = ", ".join(kind_path(Path("OUT.json"), k).name for k in kinds)
-            print(
-                f"ragproof report: error: the run has cases of {len(kinds)} kinds "
+            raise UsageError(
+                f"the run has cases of {len(kinds)} kinds "
                 f"({', '.join(kinds)}) and InspectorRAGet gets one file per kind: give "
-                f"-o OUT.json (writes {example}) or pick one with --kind",
-                file=sys.stderr,
+                f"-o OUT.json (writes {example}) or pick one with --kind"
             )
-            return 2
         from pytest_ragproof.reporting.inspectorraget import render_inspectorraget
 
         sys.stdout.write(render_inspectorraget(results, labels=labels))

@@ -11,6 +11,8 @@ import sys
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from pytest_ragproof.errors import UsageError
+
 if TYPE_CHECKING:
     from pytest_ragproof.dataset.io import Dataset
 
@@ -89,8 +91,7 @@ def _check_corpus(path: str, dataset: Dataset) -> int:
     try:
         corpus = load_corpus(path)
     except IngestError as exc:
-        print(f"ragproof validate: error: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from exc
     result = check_sources(dataset.cases, corpus)
     print()
     line = f"corpus: {path}, {result.n_documents} document(s)"

@@ -1,10 +1,13 @@
-"""The tables of a history store, its schema version and the ordered migrations.
+"""The tables of a history store as the current schema version has them.
 
-A store records its schema version in ``schema_version`` (one row). Opening a store
-runs the migrations it lacks, in order, each in one transaction with the new version;
-a store written by a newer pytest-ragproof (a higher version) is refused, never
-read half-understood. To change the schema, append a step to :data:`MIGRATIONS`
-(never edit a released one) and describe it in docs/history.md.
+These are the tables queries and :meth:`.store.Store.add` read and write. A store is
+built and upgraded by the steps of :mod:`.migrations`, each spelling out its own DDL
+(never these tables): opening a store runs the steps it lacks, in order, in one
+transaction with the new version; a store written by a newer pytest-ragproof (a
+higher version) is refused, never read half-understood. To change the schema, append
+a step to :data:`.migrations.MIGRATIONS` (never edit a released one), make the same
+change here, and describe it in docs/history.md (``tests/history/test_migrations.py``
+checks that the two agree).
 
 Version 1:
 
@@ -25,11 +28,11 @@ Imports SQLAlchemy: imported only when a store is opened.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import sqlalchemy as sa
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Tables", "tables"]
+from pytest_ragproof.history.migrations import SCHEMA_VERSION
+
+__all__ = ["SCHEMA_VERSION", "Tables", "tables"]
 
 
 class Tables:
@@ -129,13 +132,3 @@ def tables() -> Tables:
     if _TABLES is None:
         _TABLES = Tables()
     return _TABLES
-
-
-def _v1(conn: sa.Connection) -> None:
-    t = tables()
-    t.metadata.create_all(conn, tables=[t.runs, t.case_results, t.aggregates])
-
-
-#: The migrations in order: step i brings a store from version i to version i + 1.
-MIGRATIONS: tuple[Callable[[sa.Connection], None], ...] = (_v1,)
-SCHEMA_VERSION = len(MIGRATIONS)

@@ -259,27 +259,28 @@ class Store:
 
 
 def _newer(store: Store, current: int) -> HistoryError:
-    from pytest_ragproof.history.schema import SCHEMA_VERSION
+    from pytest_ragproof.history import migrations
 
     return HistoryError(
         f"history store {store.target.shown} has schema version {current}, newer than "
-        f"this pytest-ragproof's {SCHEMA_VERSION}: upgrade pytest-ragproof to read it "
+        f"this pytest-ragproof's {migrations.SCHEMA_VERSION}: upgrade pytest-ragproof to read it "
         "(pip install -U 'pytest-ragproof[history]')"
     )
 
 
 def _migrate(store: Store) -> None:
-    """Bring the store to :data:`SCHEMA_VERSION`, or refuse a newer one."""
+    """Bring the store to the current schema version (:mod:`.migrations`), or refuse a
+    newer one."""
     import sqlalchemy as sa
 
-    from pytest_ragproof.history.schema import MIGRATIONS, SCHEMA_VERSION
+    from pytest_ragproof.history import migrations
 
-    t = store.t
+    latest = migrations.SCHEMA_VERSION
     with store.reading() as conn:
         current = version_row(conn, store.target)
-    if current == SCHEMA_VERSION:
+    if current == latest:
         return
-    if store.read_only and current is not None and current > SCHEMA_VERSION:
+    if store.read_only and current is not None and current > latest:
         raise _newer(store, current)
     if store.read_only and current is None:
         raise HistoryError(
@@ -289,7 +290,7 @@ def _migrate(store: Store) -> None:
     if store.read_only:
         raise HistoryError(
             f"history store {store.target.shown} has schema version {current}, older than "
-            f"this pytest-ragproof's {SCHEMA_VERSION}, and reading never changes it: record "
+            f"this pytest-ragproof's {latest}, and reading never changes it: record "
             "a run into it (pytest --ragproof-history or ragproof history add) to upgrade it"
         )
     with store.writing() as conn:
@@ -297,15 +298,9 @@ def _migrate(store: Store) -> None:
             # One migrating process at a time; the others wait, then find it done.
             conn.execute(sa.text("SELECT pg_advisory_xact_lock(2718281828)"))
         current = version_row(conn, store.target)
-        if current is None:
-            t.schema_version.create(conn)
-            conn.execute(sa.insert(t.schema_version).values(version=0))
-            current = 0
-        if current > SCHEMA_VERSION:
+        if current is not None and current > latest:
             raise _newer(store, current)
-        for version in range(current, SCHEMA_VERSION):
-            MIGRATIONS[version](conn)
-            conn.execute(sa.update(t.schema_version).values(version=version + 1))
+        migrations.upgrade(conn, current)
 
 
 def open_store(target: Target, *, create: bool = True) -> Store:

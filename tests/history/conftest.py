@@ -18,7 +18,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -152,17 +152,31 @@ _DATABASES = iter(range(1, 1_000_000))
 
 
 @pytest.fixture
-def postgres_url(postgres_server: PostgresServer) -> Iterator[str]:
-    """A new, empty database on the session's server (dropped afterwards)."""
+def postgres_databases(postgres_server: PostgresServer) -> Iterator[Callable[[], str]]:
+    """A maker of new, empty databases on the session's server: each call creates one
+    and returns its URL; all are dropped afterwards."""
     import psycopg
 
-    name = f"history_{os.getpid()}_{next(_DATABASES)}"
     admin = postgres_server.url("postgres")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    yield postgres_server.url(name)
-    with contextlib.suppress(psycopg.Error), psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+    made: list[str] = []
+
+    def make() -> str:
+        name = f"history_{os.getpid()}_{next(_DATABASES)}"
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        made.append(name)
+        return postgres_server.url(name)
+
+    yield make
+    for name in made:
+        with contextlib.suppress(psycopg.Error), psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def postgres_url(postgres_databases: Callable[[], str]) -> str:
+    """A new, empty database on the session's server (dropped afterwards)."""
+    return postgres_databases()
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
