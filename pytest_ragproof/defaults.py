@@ -33,6 +33,13 @@ ITEMS_PER_REQUEST = 2  # cases one generation request asks for (--items-per-requ
 MAX_ROUNDS = 3  # generation rounds that top up a shortfall (--max-rounds)
 GENERATION_CONCURRENCY = 4  # model calls in flight (ragproof generate --concurrency)
 WORST = 5  # worst cases the summary lists
+# The HTML report (--ragproof-html, ragproof report -f html) embeds at most this many
+# characters of one text field of a case (its question, answer, expected answer, a reference
+# context, a judge's claim); a retrieved context's text at most REPORT_CONTEXT_CHARS (a case
+# has several). A longer text is cut there, with a note on the page; the results JSON keeps
+# every text whole.
+REPORT_TEXT_CHARS = 20_000
+REPORT_CONTEXT_CHARS = 4_000
 REGRESSION_ALPHA = 0.05
 CASE_THRESHOLDS: tuple[str, ...] = (
     "qa:hit@5>=1",

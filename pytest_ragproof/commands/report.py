@@ -62,7 +62,7 @@ def only_kinds(results: dict[str, Any], kinds: set[str]) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from pytest_ragproof.fileio import write_atomic
     from pytest_ragproof.results.document import read_results
-    from pytest_ragproof.verdict.exports import renderer
+    from pytest_ragproof.verdict.exports import render
 
     if args.kind and args.format != "inspectorraget":
         raise UsageError(
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
 
         text = render_inspectorraget(results, labels=labels)
     else:
-        text = renderer(args.format)(results)
+        text = render(args.format, results, source=args.results)
     if args.output:
         target = Path(args.output)
         write_atomic(target, text)

@@ -110,7 +110,7 @@ def is_results_file(path: Path) -> bool:
     """
     import json
 
-    from pytest_ragproof.results.document import invalid_json
+    from pytest_ragproof.results.document import loads_checked
 
     try:
         with path.open(encoding="utf-8") as fh:
@@ -123,12 +123,13 @@ def is_results_file(path: Path) -> bool:
             text = head + fh.read()
     except (OSError, UnicodeDecodeError):
         return False  # the dataset review says what is wrong with it
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        if first.strip() == "{":
-            raise ConfigError(invalid_json(path, exc)) from None
-        return False  # JSONL: one object a line
+    if first.strip() == "{":  # one object over several lines: a results file's checked read
+        data = loads_checked(text, path)
+    else:
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            return False  # JSONL: one object a line, which the dataset review reads
     return isinstance(data, dict) and str(data.get("format", "")).startswith("ragproof.results/")
 
 

@@ -118,7 +118,9 @@ class FinishHooks(WorkerMerge):
             if target:
                 path = (base / str(target)).resolve()
                 labels = self._labels(results) if name == "inspectorraget" else None
-                files = write_export(name, results, path, labels=labels)
+                report = self.cfg.report
+                source = None if report is None else relpath(self.config, report)
+                files = write_export(name, results, path, labels=labels, source=source)
                 self.written.append(f"{name} written to {', '.join(str(f) for f in files)}")
 
     def _labels(self, results: dict[str, Any]) -> list[Any] | None:

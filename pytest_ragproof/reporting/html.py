@@ -28,6 +28,12 @@ dry-run estimate, and each case panel shows every judge's score and reasons
 verdicts, the expected answer's claims, precision and recall), why a judge did
 not judge the case, and a failed judge step with its error type and HTTP status.
 
+Each text of a case (question, answer, expected answer, contexts, judge reasons, …)
+is embedded up to :data:`~pytest_ragproof.defaults.REPORT_TEXT_CHARS` characters (a
+retrieved context's up to :data:`~pytest_ragproof.defaults.REPORT_CONTEXT_CHARS`): a
+longer one is cut, with a note beside it on the page naming its length and the results
+JSON that holds it whole (:mod:`.html_text`).
+
 With ``results["redacted"]`` no question, answer, expected answer, reference,
 context text or judge reason (claims are the answer's text) is embedded, even if
 the document carries some; judged scores, not-judged reasons and judge error
@@ -41,18 +47,19 @@ from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any
 
+from pytest_ragproof.defaults import REPORT_CONTEXT_CHARS
 from pytest_ragproof.reporting import html_sections as sec
 from pytest_ragproof.reporting.components import BASIS_CORRECTNESS, score_basis
 from pytest_ragproof.reporting.html_aggregates import aggregates
 from pytest_ragproof.reporting.html_charts import baseline_chart, distributions, pass_fail
 from pytest_ragproof.reporting.html_sections import esc
+from pytest_ragproof.reporting.html_text import Bound, full_text_place
 from pytest_ragproof.reporting.judge_reasons import judge_error_text, judge_views
 from pytest_ragproof.results.document import is_flaky
 
 __all__ = ["CSP", "case_data", "render_html"]
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
-CONTEXT_TEXT_LIMIT = 4000
 _KINDS = ("qa", "unanswerable", "injection")
 
 
@@ -64,20 +71,11 @@ def _asset(name: str) -> str:
     )
 
 
-def _clip(value: Any) -> str | None:
-    if value is None:
-        return None
-    text = str(value)
-    if len(text) <= CONTEXT_TEXT_LIMIT:
-        return text
-    return text[:CONTEXT_TEXT_LIMIT] + f"… [{len(text) - CONTEXT_TEXT_LIMIT} more characters]"
-
-
-def _run(case: Mapping[str, Any], redacted: bool) -> dict[str, Any]:
+def _run(case: Mapping[str, Any], redacted: bool, cut: Bound) -> dict[str, Any]:
     contexts = case.get("contexts")
     return {
         "status": str(case.get("status", "error")),
-        "answer": None if redacted else case.get("answer"),
+        "answer": None if redacted else cut(case.get("answer")),
         "retrieved_ids": case.get("retrieved_ids"),
         "contexts": None
         if contexts is None
@@ -85,26 +83,47 @@ def _run(case: Mapping[str, Any], redacted: bool) -> dict[str, Any]:
             {
                 "id": c.get("id"),
                 "document_id": c.get("document_id"),
-                "text": None if redacted else _clip(c.get("text")),
+                "text": None if redacted else cut(c.get("text"), REPORT_CONTEXT_CHARS),
             }
             for c in contexts
         ],
         "metrics": dict(case.get("metrics") or {}),
         "failures": [
-            {k: f.get(k) for k in ("expression", "metric", "observed", "bound", "reason")}
+            {
+                "expression": cut(f.get("expression")),
+                "metric": f.get("metric"),
+                "observed": f.get("observed"),
+                "bound": f.get("bound"),
+                "reason": cut(f.get("reason")),
+            }
             for f in case.get("failures") or []
         ],
         "latency_s": case.get("latency_s"),
-        "error_type": case.get("error_type"),
-        "judges": judge_views(case, redacted=redacted),
-        "judge_error": judge_error_text(case.get("judge_error")),
+        "error_type": cut(case.get("error_type")),
+        "judges": [_bound_view(v, cut) for v in judge_views(case, redacted=redacted)],
+        "judge_error": cut(judge_error_text(case.get("judge_error"))),
         "judge_usage": case.get("judge_usage"),
     }
 
 
-def case_data(results: Mapping[str, Any]) -> dict[str, Any]:
-    """What the page's script gets: cases grouped by (dataset, id), one run per pipeline."""
+def _bound_view(view: dict[str, Any], cut: Bound) -> dict[str, Any]:
+    """A judge's view with its claim and statement texts and its prompt shortened."""
+    view["prompt"] = cut(view.get("prompt"))
+    for group in view.get("groups") or []:
+        for item in group["items"]:
+            item["text"] = cut(item["text"])
+    return view
+
+
+def case_data(results: Mapping[str, Any], *, source: str | None = None) -> dict[str, Any]:
+    """What the page's script gets: cases grouped by (dataset, id), one run per pipeline.
+
+    Each text field is at most :data:`~pytest_ragproof.defaults.REPORT_TEXT_CHARS`
+    characters (:mod:`.html_text`); ``source``, the results file the report was made
+    from, is named in the note beside a shortened one.
+    """
     redacted = bool(results.get("redacted"))
+    cut = Bound(full_text_place(source))
     pipelines = _pipelines(results)
     grouped: dict[str, dict[str, Any]] = {}
     for case in results.get("cases") or []:
@@ -119,21 +138,21 @@ def case_data(results: Mapping[str, Any]) -> dict[str, Any]:
                 "kind": str(case.get("kind", "")),
                 "question_type": str(case.get("question_type", "")),
                 "tags": [str(t) for t in case.get("tags") or []],
-                "question": None if redacted else case.get("question"),
-                "expected_answer": None if redacted else case.get("expected_answer"),
+                "question": None if redacted else cut(case.get("question")),
+                "expected_answer": None if redacted else cut(case.get("expected_answer")),
                 "expected_source_ids": [str(s) for s in case.get("expected_source_ids") or []],
                 "reference_contexts": []
                 if redacted
-                else list(case.get("reference_contexts") or []),
+                else [cut(t) for t in case.get("reference_contexts") or []],
                 "history": [
-                    {"role": m.get("role"), "content": None if redacted else m.get("content")}
+                    {"role": m.get("role"), "content": None if redacted else cut(m.get("content"))}
                     for m in history
                 ],
-                "adversarial_payload": None if redacted else case.get("adversarial_payload"),
-                "canary": None if redacted else case.get("canary"),
+                "adversarial_payload": None if redacted else cut(case.get("adversarial_payload")),
+                "canary": None if redacted else cut(case.get("canary")),
                 "runs": {},
             }
-        entry["runs"][str(case.get("pipeline"))] = _run(case, redacted)
+        entry["runs"][str(case.get("pipeline"))] = _run(case, redacted, cut)
     metrics = sorted(
         {m for c in results.get("cases") or [] for m in c.get("metrics") or {}},
         key=sec.metric_order,
@@ -222,10 +241,11 @@ def _header(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
     return "".join(parts)
 
 
-def render_html(results: Mapping[str, Any]) -> str:
-    """The report as one HTML document (a string)."""
+def render_html(results: Mapping[str, Any], *, source: str | None = None) -> str:
+    """The report as one HTML document (a string); ``source``: the results file it is made
+    from (named where a shortened text is whole, see :func:`case_data`)."""
     pipelines = _pipelines(results)
-    data = case_data(results)
+    data = case_data(results, source=source)
     sections = [
         ("summary", "Summary", sec.summary(results, pipelines) + sec.thresholds(results)),
         ("pass-fail", "Pass and fail", pass_fail(results, pipelines)),

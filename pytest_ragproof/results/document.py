@@ -107,7 +107,8 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 def loads_checked(text: str, path: Path) -> Any:
     """``json.loads`` of a results file's text; ConfigError (one line naming the file and
-    where) when it is not JSON, nests deeper than the decoder goes, or holds a lone
+    where) when it is not JSON, nests deeper than the decoder goes, holds an integer longer
+    than Python converts (``sys.get_int_max_str_digits()``, 4,300 digits) or a lone
     surrogate escape (no character: nothing could print, hash or store it)."""
     from pytest_ragproof.errors import ConfigError
 
@@ -115,6 +116,8 @@ def loads_checked(text: str, path: Path) -> Any:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(invalid_json(path, exc)) from None
+    except ValueError:  # int(): an integer literal past the conversion limit
+        raise ConfigError(_long_integer(text, path)) from None
     except RecursionError:
         raise ConfigError(
             f"{path} is not a ragproof results file: its JSON nests deeper than any results "
@@ -131,6 +134,30 @@ def loads_checked(text: str, path: Path) -> Any:
                 "again (pytest --ragproof-report=PATH) or use an intact copy"
             ) from None
     return data
+
+
+#: A JSON string (skipped whole) or an integer literal: digits outside any string.
+_STRING_OR_INTEGER = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|(?<![\d.eE+-])-?(\d+)(?![\d.eE])')
+
+
+def _long_integer(text: str, path: Path) -> str:
+    """The message of a results file whose JSON holds an integer longer than Python
+    converts: how many digits, and where the first such integer is."""
+    import sys
+
+    limit = sys.get_int_max_str_digits()
+    for match in _STRING_OR_INTEGER.finditer(text):
+        digits = match.group(1)
+        if digits is not None and len(digits) > limit:
+            found = f"an integer of {len(digits):,} digits at {_line_column(text, match.start())}"
+            break
+    else:  # pragma: no cover - json raised for an integer the scan does not see
+        found = f"an integer of more than {limit:,} digits"
+    return (
+        f"results file {path} holds {found} (Python reads at most {limit:,}; no run writes "
+        "one: edited or written by another tool?); write it again (pytest "
+        "--ragproof-report=PATH) or use an intact copy"
+    )
 
 
 def _lone_surrogate(text: str) -> int:

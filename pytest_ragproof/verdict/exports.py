@@ -86,29 +86,50 @@ def renderer(name: str) -> Callable[[dict[str, Any]], str]:
     return fn
 
 
+def render(name: str, results: dict[str, Any], *, source: str | None = None) -> str:
+    """The export ``name`` of ``results`` as text. ``source`` (HTML only): the results
+    file the report is made from, named beside a text the page shortened."""
+    if name == "html":
+        from pytest_ragproof.reporting.html import render_html
+
+        return render_html(results, source=source)
+    return renderer(name)(results)
+
+
 def export_files(
-    name: str, results: dict[str, Any], path: Path, *, labels: Sequence[Label] | None = None
+    name: str,
+    results: dict[str, Any],
+    path: Path,
+    *,
+    labels: Sequence[Label] | None = None,
+    source: str | None = None,
 ) -> list[tuple[Path, str]]:
     """The files an export to ``path`` writes, as (path, text).
 
     One file, except InspectorRAGet for a run of several case kinds: one file per
     kind (``run.qa.json``, ``run.unanswerable.json``, ``run.injection.json``).
     ``labels`` (InspectorRAGet only): people's labels, exported as annotators.
+    ``source``: see :func:`render`.
     """
     if name == "inspectorraget":
         from pytest_ragproof.reporting.inspectorraget import export_files as per_kind
 
         return per_kind(results, path, labels=labels)
-    return [(path, renderer(name)(results))]
+    return [(path, render(name, results, source=source))]
 
 
 def write_export(
-    name: str, results: dict[str, Any], path: Path, *, labels: Sequence[Label] | None = None
+    name: str,
+    results: dict[str, Any],
+    path: Path,
+    *,
+    labels: Sequence[Label] | None = None,
+    source: str | None = None,
 ) -> list[Path]:
     """Write the export ``name`` of ``results`` to ``path``; return the files written."""
     from pytest_ragproof.fileio import write_atomic
 
-    files = export_files(name, results, path, labels=labels)
+    files = export_files(name, results, path, labels=labels, source=source)
     for target, text in files:
         if EXPORTERS[name][2] and target.exists():
             with target.open("a", encoding="utf-8") as fh:

@@ -4,6 +4,7 @@ command that reads one says which file, where its JSON ends and what to do, in o
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -67,14 +68,23 @@ def test_a_results_file_edited_into_invalid_json_says_where(
     ]
 
 
+#: An integer literal longer than Python's int/str conversion takes (4,300 digits).
+BIG_INT = "1" + "7" * 4_400
+
+
 def _planted(truncated: Path, runs: Runs, how: str) -> Path:
     """The run's intact results file with a lone surrogate escape in an answer, or 100,000
-    nested brackets added, or cut in half (``truncated``'s folder)."""
+    nested brackets added, or a case's latency an integer of 4,401 digits, or cut in half
+    (``truncated``'s folder)."""
     text = (runs.project / "single.json").read_text(encoding="utf-8")
     if how == "surrogate":
         text = text.replace('"answer": "', '"answer": "\\ud800', 1)
     elif how == "nested":
         text = text.rstrip()[:-1] + ', "x": ' + "[" * 100_000 + "]" * 100_000 + "}\n"
+    elif how == "bigint":
+        before = text
+        text = re.sub(r'"latency_s": [0-9.e-]+', f'"latency_s": {BIG_INT}', text, count=1)
+        assert text != before
     else:
         text = text[: len(text) // 2]
     truncated.write_text(text, encoding="utf-8")
@@ -84,11 +94,12 @@ def _planted(truncated: Path, runs: Runs, how: str) -> Path:
 WHY = {
     "surrogate": "holds a lone surrogate escape at line ",
     "nested": "its JSON nests deeper than any results file",
+    "bigint": "holds an integer of 4,401 digits at line ",
     "truncated": "is truncated: its JSON breaks off at line ",
 }
 
 
-@pytest.mark.parametrize("how", ["surrogate", "nested"])
+@pytest.mark.parametrize("how", ["surrogate", "nested", "bigint"])
 def test_a_results_file_no_run_writes_is_one_line_for_merge(
     how: str, truncated: Path, runs: Runs, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -96,10 +107,32 @@ def test_a_results_file_no_run_writes_is_one_line_for_merge(
     assert main(["merge", str(path), "-o", str(tmp_path / "merged.json")]) == 2
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("ragproof merge: error: ") and WHY[how] in line
+    assert str(path) in line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]
 
 
-@pytest.mark.parametrize("how", ["surrogate", "nested", "truncated"])
+@pytest.mark.parametrize("command", list(COMMANDS))
+@pytest.mark.parametrize("how", ["surrogate", "nested", "bigint"])
+def test_a_results_file_no_run_writes_is_one_line_naming_it(
+    how: str,
+    command: str,
+    truncated: Path,
+    runs: Runs,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Every command that reads a results file: its usage error, one line naming the file
+    and what is wrong, nothing written (not a ValueError or RecursionError traceback)."""
+    path = _planted(truncated, runs, how)
+    code = main([a.format(f=path, tmp=tmp_path) for a in COMMANDS[command]])
+    assert code in (1, 2)
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"ragproof {command.split(' -')[0]}: error: ")
+    assert WHY[how] in line and str(path) in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json"]
+
+
+@pytest.mark.parametrize("how", ["surrogate", "nested", "bigint", "truncated"])
 def test_a_baseline_no_run_writes_stops_the_run_before_any_case(
     how: str, truncated: Path, runs: Runs
 ) -> None:
@@ -110,5 +143,5 @@ def test_a_baseline_no_run_writes_stops_the_run_before_any_case(
     out = proc.stdout + proc.stderr
     assert proc.returncode == 4, out
     assert "INTERNALERROR" not in out and "Traceback" not in out
-    assert "ERROR: ragproof: " in out and WHY[how] in out
+    assert "ERROR: ragproof: " in out and WHY[how] in out and path.name in out
     assert " passed" not in out and " failed" not in out

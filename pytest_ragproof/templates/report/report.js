@@ -34,9 +34,27 @@
     return Math.abs(v) >= 100 ? v.toFixed(1) : v.toPrecision(3).replace(/\.?0+$/, "");
   }
 
+  // A text the report shortened is {cut, chars, note} (the results JSON has it whole).
+  function isCut(v) {
+    return v !== null && typeof v === "object" && typeof v.cut === "string";
+  }
+
+  function plain(v) {
+    return isCut(v) ? v.cut : v;
+  }
+
   function text(v) {
     if (DATA.redacted) return "[redacted]";
+    if (isCut(v)) return v.cut + "\u2026";
     return v === null || v === undefined ? "(none)" : String(v);
+  }
+
+  // A text field: the text, then (when shortened) the note saying so and where it is whole.
+  function longText(v, cls, none) {
+    var shown = v === null && none !== undefined && !DATA.redacted ? none : text(v);
+    var span = el("span", { cls: cls || "text", text: shown });
+    if (!isCut(v) || DATA.redacted) return span;
+    return el("span", { cls: "shortened" }, span, el("span", { cls: "cut-note", text: "[" + v.note + "]" }));
   }
 
   // -- fragment state ---------------------------------------------------------
@@ -66,12 +84,12 @@
 
   // -- filtering and sorting --------------------------------------------------
   function haystack(c) {
-    var parts = [c.id, c.dataset, c.kind, c.question_type, c.question || "", c.expected_answer || ""];
+    var parts = [c.id, c.dataset, c.kind, c.question_type, plain(c.question) || "", plain(c.expected_answer) || ""];
     parts = parts.concat(c.tags, c.expected_source_ids);
     PIPES.forEach(function (p) {
       var r = c.runs[p];
       if (!r) return;
-      parts.push(r.answer || "", r.status, r.error_type || "");
+      parts.push(plain(r.answer) || "", r.status, plain(r.error_type) || "");
       parts = parts.concat(r.retrieved_ids || []);
     });
     return parts.join("\n").toLowerCase();
@@ -189,7 +207,7 @@
     var ol = el("ol", { cls: "reasons" });
     g.items.forEach(function (item) {
       var li = el("li", { cls: "reason " + item.tone }, el("span", { cls: "verdict " + item.tone, text: item.verdict || "–" }));
-      if (item.text !== null) li.appendChild(el("span", { cls: "text", text: " " + item.text }));
+      if (item.text !== null) li.appendChild(el("span", null, " ", longText(item.text)));
       var where = contextName(item);
       if (where) li.appendChild(el("span", { cls: "where", text: item.text !== null ? " \u2190 " + where : " " + where }));
       ol.appendChild(li);
@@ -212,7 +230,7 @@
     if (v.verdict !== null) box.appendChild(el("div", null, "verdict: ", el("span", { cls: "verdict " + v.verdict_tone, text: v.verdict })));
     if (v.numbers.length) box.appendChild(el("div", { cls: "numbers", text: v.numbers.map(function (n) { return n[0] + " " + fmt(n[1]); }).join(" \u00b7 ") }));
     v.groups.forEach(function (g) { box.appendChild(judgeGroup(g)); });
-    if (v.prompt) box.appendChild(el("div", { cls: "muted prompt", text: "prompt " + v.prompt }));
+    if (v.prompt) box.appendChild(el("div", { cls: "muted prompt" }, "prompt ", longText(v.prompt, "prompt-text")));
     return box;
   }
 
@@ -222,7 +240,7 @@
     var u = r.judge_usage;
     var usage = u ? ", " + u.calls + " call(s), " + u.cached + " cached, " + (u.prompt_tokens + u.completion_tokens) + " tokens" + (u.cost_usd === null ? ", cost unknown" : ", $" + u.cost_usd.toFixed(4)) : "";
     det.appendChild(el("summary", { text: "LLM judges (" + r.judges.length + usage + ")" }));
-    if (r.judge_error) det.appendChild(field("judge error", el("span", { cls: "badge error judge-error", text: r.judge_error })));
+    if (r.judge_error) det.appendChild(field("judge error", el("span", { cls: "badge error judge-error", text: text(r.judge_error) })));
     r.judges.forEach(function (v) { det.appendChild(judgeView(v)); });
     return det;
   }
@@ -236,15 +254,15 @@
       box.appendChild(el("div", { cls: "muted", text: "This pipeline has no record of this case." }));
       return box;
     }
-    if (r.error_type) box.appendChild(field("error", el("span", { cls: "badge error", text: r.error_type })));
-    box.appendChild(field("answer", el("span", { cls: "text", text: text(r.answer) })));
+    if (r.error_type) box.appendChild(field("error", el("span", { cls: "badge error", text: text(r.error_type) })));
+    box.appendChild(field("answer", longText(r.answer)));
     box.appendChild(field("retrieved (rank order)", idList(r.retrieved_ids, c.expected_source_ids, true)));
     if (r.failures.length) {
       var ul = el("ul", { cls: "failures" });
       r.failures.forEach(function (f) {
         var line = f.observed === null
-          ? f.expression + ": " + f.metric + " not available (" + f.reason + ")"
-          : f.expression + ": " + f.metric + " = " + fmt(f.observed) + " (expected " + f.bound + ")";
+          ? text(f.expression) + ": " + f.metric + " not available (" + text(f.reason) + ")"
+          : text(f.expression) + ": " + f.metric + " = " + fmt(f.observed) + " (expected " + f.bound + ")";
         ul.appendChild(el("li", { text: line }));
       });
       box.appendChild(field("failed thresholds", ul));
@@ -255,7 +273,7 @@
       var det = el("details", null, el("summary", { text: r.contexts.length + " retrieved context(s)" }));
       r.contexts.forEach(function (ctx, i) {
         var title = (i + 1) + ". " + ctx.id + (ctx.document_id && ctx.document_id !== ctx.id ? " (" + ctx.document_id + ")" : "");
-        det.appendChild(field(title, el("span", { cls: "text", text: ctx.text === null ? "(no text)" : ctx.text })));
+        det.appendChild(field(title, longText(ctx.text, "text", "(no text)")));
       });
       box.appendChild(det);
     }
@@ -267,21 +285,21 @@
 
   function detailsRow(c, span) {
     var td = el("td", { colspan: String(span) });
-    td.appendChild(field("question", el("span", { cls: "text", text: text(c.question) })));
+    td.appendChild(field("question", longText(c.question)));
     if (c.history && c.history.length) {
       var h = el("ul", { cls: "ids" });
-      c.history.forEach(function (m) { h.appendChild(el("li", { text: m.role + ": " + text(m.content) })); });
+      c.history.forEach(function (m) { h.appendChild(el("li", null, m.role + ": ", longText(m.content, "history-text"))); });
       td.appendChild(field("conversation", h));
     }
-    if (c.expected_answer !== null || DATA.redacted) td.appendChild(field("expected answer", el("span", { cls: "text", text: text(c.expected_answer) })));
+    if (c.expected_answer !== null || DATA.redacted) td.appendChild(field("expected answer", longText(c.expected_answer)));
     td.appendChild(field("expected sources", idList(c.expected_source_ids, c.expected_source_ids)));
     if (c.kind === "injection") {
-      td.appendChild(field("planted payload", el("span", { cls: "text", text: text(c.adversarial_payload) })));
-      td.appendChild(field("canary", el("span", { cls: "text", text: text(c.canary) })));
+      td.appendChild(field("planted payload", longText(c.adversarial_payload)));
+      td.appendChild(field("canary", longText(c.canary)));
     }
     if (c.reference_contexts.length) {
       var det = el("details", null, el("summary", { text: c.reference_contexts.length + " reference context(s)" }));
-      c.reference_contexts.forEach(function (t) { det.appendChild(el("div", { cls: "text field", text: t })); });
+      c.reference_contexts.forEach(function (t) { det.appendChild(el("div", { cls: "field" }, longText(t))); });
       td.appendChild(det);
     }
     var side = el("div", { cls: "side" });
