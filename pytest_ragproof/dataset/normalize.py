@@ -261,9 +261,11 @@ def normalize_record(
                 out[key] = value
             continue
         if kind == _META:
-            if isinstance(value, Mapping):
-                flat = _flat_object(value, printable_ascii) if type(value) is dict else None
-                value = _json_value(value, "metadata") if flat is None else flat
+            flat = _flat_object(value, printable_ascii) if type(value) is dict else None
+            if flat is not None:
+                value = flat
+            elif isinstance(value, Mapping):
+                value = _json_value(value, "metadata")
         else:
             fn = _NORMALIZERS.get(key)
             if fn is not None:
