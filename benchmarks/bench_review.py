@@ -13,14 +13,17 @@ same labels and results once, the least a new label needs (which labels count,
 which are stale). Limit 3.0: a keystroke costs at most three times that. Beyond
 that one state it appends the label (one fsync'd write), reads only the lines
 appended since (never the whole file again), keeps the results parsed, renders one
-page and makes two requests. The first load of the Agreement page (bootstrap
-intervals of every metric and reviewer) is timed and printed, not checked: its
-cost is :func:`pytest_ragproof.labels.agreement`'s.
+page and makes two requests.
+
+The first load of the Agreement page (bootstrap intervals of every metric and
+reviewer, :func:`pytest_ragproof.labels.agreement`'s cost) has an absolute limit of
+1.0 s (issue 39.4): the bootstrap is NumPy's, vectorised over the resamples.
 
 Measured on the shared 2-core machine (``python benchmarks/bench_review.py``, 1,000
 cases, 12,000 labels): a keystroke 0.18-0.26 s against current_labels 0.08-0.11 s,
 ratio 2.1-2.5 over runs (single rounds 1.6-3.1); the Agreement page's first load
-19-20 s. Before the app kept the parsed labels and the label state between requests,
+19-20 s with the pure-Python bootstrap (docs/benchmarks.md has today's figure).
+Before the app kept the parsed labels and the label state between requests,
 a GET of a case page alone took 0.85 s at 1,000 cases and 8,400 labels (now 0.09 s).
 
 Exits 1 when the figure is over its limit; ``--quick`` (60 cases, one round) checks
@@ -47,6 +50,7 @@ if str(REPO) not in sys.path:  # run as a script from anywhere
 from benchmarks._common import Limits, add_quick, compare  # noqa: E402
 
 LIMIT = 3.0
+AGREEMENT_LIMIT_S = 1.0
 TOKEN = "bench-token"
 ORIGIN = "http://127.0.0.1:8000"
 
@@ -131,10 +135,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         current_labels(labels, document)
         result = compare(lambda: current_labels(labels, document), keystroke, rounds=args.rounds)
         start = time.perf_counter()
-        assert client.get("/agreement").status_code == 200
-        print(f"the Agreement page, first load: {time.perf_counter() - start:.2f} s (printed)")
+        agreement = client.get("/agreement")
+        first_load = time.perf_counter() - start
+        assert agreement.status_code == 200 and "data-metric=" in agreement.text
     limits = Limits(quick=args.quick)
     limits.check("a keystroke (POST a label, GET the case page) vs current_labels", result, LIMIT)
+    verdict = "OK" if first_load <= AGREEMENT_LIMIT_S else "OVER LIMIT"
+    print(
+        f"the Agreement page, first load: {first_load:.2f} s (limit {AGREEMENT_LIMIT_S:.1f} s) "
+        f"{verdict}",
+        flush=True,
+    )
+    if first_load > AGREEMENT_LIMIT_S:
+        limits.fail(f"the Agreement page's first load: {first_load:.2f} s > {AGREEMENT_LIMIT_S} s")
     return limits.exit_status()
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from pytest_ragproof.dataset.canonical import FORMAT, case_digests, frozen_parts
 from pytest_ragproof.dataset.changes import case_changes
 from pytest_ragproof.dataset.fieldmap import DatasetFieldMap
-from pytest_ragproof.dataset.io import Dataset, load_dataset
+from pytest_ragproof.dataset.io import Dataset, load_dataset, load_to_write
 from pytest_ragproof.dataset.models import SCHEMA_VERSION
 from pytest_ragproof.errors import DatasetError
 from pytest_ragproof.fileio import paused_gc, write_atomic
@@ -177,7 +177,7 @@ def freeze_file(
             hint="choose another output path with -o",
         )
     with paused_gc():  # see paused_gc: loading and writing build no cycles
-        dataset = load_dataset(src, field_map=field_map)
+        dataset = load_to_write(src, field_map=field_map)
         if in_place and not dataset.frozen:
             raise DatasetError(
                 "the output would overwrite the input",
@@ -254,7 +254,7 @@ def check_frozen(
     src = Path(path)
     target = Path(out) if out is not None else default_output(src)
     with paused_gc():
-        source = load_dataset(src, field_map=field_map)
+        source = load_to_write(src, field_map=field_map)
         if only_approved:
             source = approved_only(source)[0]
         if not target.is_file():
@@ -305,7 +305,7 @@ def stale_source(
     try:
         with paused_gc():
             sha256 = frozen.sha256 if frozen is not None else load_dataset(path).sha256
-            loaded = load_dataset(source)
+            loaded = load_to_write(source)
             if loaded.sha256 == sha256:
                 return None
             if not any(case.review_status in APPROVED for case in loaded.cases):

@@ -18,7 +18,7 @@ from pytest_ragproof.dataset.fieldmap import DatasetFieldMap
 from pytest_ragproof.dataset.frozen import load_frozen
 from pytest_ragproof.dataset.models import Case
 from pytest_ragproof.dataset.normalize import normalize_record
-from pytest_ragproof.dataset.readers import decode, read_records, sniff
+from pytest_ragproof.dataset.readers import decode, printable_ascii, read_records, sniff
 from pytest_ragproof.dataset.records import Builder, Dataset, build
 from pytest_ragproof.errors import DatasetError
 from pytest_ragproof.fileio import paused_gc, write_atomic
@@ -29,6 +29,7 @@ __all__ = [
     "case_record",
     "find_problems",
     "load_dataset",
+    "load_to_write",
     "paused_gc",
     "write_jsonl",
 ]
@@ -49,10 +50,22 @@ def load_dataset(
         return _load(source, field_map=field_map)
 
 
+def load_to_write(
+    source: str | os.PathLike[str], *, field_map: DatasetFieldMap | None = None
+) -> Dataset:
+    """``load_dataset`` for a caller that writes the cases out or compares them, then
+    drops them (freezing, ``freeze --check``): the cases of a JSONL, JSON or CSV file do
+    not share their repeated values (``sharing.py``), a memory saving for cases kept
+    through a run that costs a pass over every case."""
+    with paused_gc():
+        return _load(source, field_map=field_map, share=False)
+
+
 def _load(
     source: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
     *,
     field_map: DatasetFieldMap | None = None,
+    share: bool = True,
 ) -> Dataset:
     if isinstance(source, str | os.PathLike):
         path = Path(source)
@@ -62,7 +75,11 @@ def _load(
         if kind == "frozen":
             return load_frozen(name, text, doc)
         pairs = read_records(name, text, kind, field_map)
-        return build(name, pairs, field_map, from_csv=kind == "csv")
+        # A field map may bring in strings of its own (metadata.<key> columns).
+        clean = kind != "csv" and field_map is None and printable_ascii(text)
+        return build(
+            name, pairs, field_map, from_csv=kind == "csv", printable_ascii=clean, share=share
+        )
     if isinstance(source, Mapping | bytes):
         raise DatasetError(
             f"expected a path or an iterable of mappings, got a {type(source).__name__}",

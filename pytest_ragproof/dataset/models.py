@@ -157,6 +157,8 @@ class Case(BaseModel):
     @field_validator("metadata", mode="plain")
     @classmethod
     def _metadata(cls, value: Any) -> FrozenDict:
+        if type(value) is CheckedFrozenDict:
+            return value  # built by normalization after the same checks
         if not isinstance(value, Mapping):
             raise ValueError(f"expected an object, got {json_type(value)}")
         frozen = freeze_json(value)
@@ -180,9 +182,11 @@ class Case(BaseModel):
         else:
             if kind == "qa" and not source_ids:
                 raise ValueError("a qa case needs at least one expected_source_ids entry")
-            for name in ("adversarial_payload", "canary"):
-                if fields[name] is not None:
-                    raise ValueError(f"{name} is only allowed on injection cases")
+            if fields["adversarial_payload"] is not None or fields["canary"] is not None:
+                name = (
+                    "adversarial_payload" if fields["adversarial_payload"] is not None else "canary"
+                )
+                raise ValueError(f"{name} is only allowed on injection cases")
             if kind == "unanswerable" and source_ids:
                 raise ValueError("an unanswerable case cannot have expected_source_ids")
         question_type = fields["question_type"]

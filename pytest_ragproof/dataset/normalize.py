@@ -23,6 +23,7 @@ from pytest_ragproof.dataset.values import MAX_DEPTH as MAX_DEPTH
 from pytest_ragproof.dataset.values import SURROGATE_HINT, printable_name
 from pytest_ragproof.dataset.values import TOO_LONG_INTEGER as TOO_LONG_INTEGER
 from pytest_ragproof.dataset.values import RecordError as RecordError
+from pytest_ragproof.dataset.values import flat_object as _flat_object
 from pytest_ragproof.dataset.values import is_clean as _clean
 from pytest_ragproof.dataset.values import json_value as _json_value
 from pytest_ragproof.dataset.values import normalize_string as _string
@@ -86,11 +87,12 @@ class UnknownFieldError(RecordError):
         self.field = name
 
 
-def _string_list(value: Any, field: str) -> Any:
+def _string_list(value: Any, field: str, printable_ascii: bool = False) -> Any:
     if type(value) is list:
         for item in value:
             if type(item) is not str or not (
-                item.strip() is item and item.isascii() and item.isprintable()
+                item.strip() is item
+                and (printable_ascii or (item.isascii() and item.isprintable()))
             ):
                 break
         else:
@@ -176,8 +178,8 @@ def derive_id(canonical: Mapping[str, Any]) -> str:
 _BAD_ID = re.compile(r"\s|::|\[")
 
 
-def _check_id(case_id: Any) -> None:
-    if type(case_id) is str and _clean(case_id):
+def _check_id(case_id: Any, printable_ascii: bool = False) -> None:
+    if type(case_id) is str and (printable_ascii or _clean(case_id)):
         # Printable ASCII: the only whitespace left is the space.
         bad = " " in case_id or "::" in case_id or "[" in case_id
     else:
@@ -213,13 +215,17 @@ _SPECS_V1 = _field_specs(DEFAULTS_V1)
 _NOT_EMPTY = ("question", "expected_answer", "adversarial_payload", "canary", "id")
 
 
-def normalize_record(raw: Mapping[str, Any], *, schema_version: int = 2) -> dict[str, Any]:
+def normalize_record(
+    raw: Mapping[str, Any], *, schema_version: int = 2, printable_ascii: bool = False
+) -> dict[str, Any]:
     """Return the canonical dict of one record (see module docstring).
 
     Fields at their default value are left out (the model fills them in), so the
     same case written with or without explicit defaults has one canonical form.
     This loop runs once per record of every dataset: the common cases (clean
-    ASCII strings, flat metadata) are checked inline.
+    ASCII strings, flat metadata) are checked inline. ``printable_ascii``: the
+    caller knows every string in ``raw`` (keys too) is printable ASCII (see
+    ``readers.printable_ascii``), so only outer whitespace is left to check.
     """
     specs = _SPECS if schema_version >= 2 else _SPECS_V1
     out: dict[str, Any] = {}
@@ -232,13 +238,17 @@ def normalize_record(raw: Mapping[str, Any], *, schema_version: int = 2) -> dict
         if kind == _STR:
             # Printable ASCII without outer whitespace is already canonical; strip()
             # returns the same object when there is nothing to strip.
-            if not (
+            if (
                 type(value) is str
                 and value.strip() is value
-                and value.isascii()
-                and value.isprintable()
+                and (printable_ascii or (value.isascii() and value.isprintable()))
             ):
-                value = _string(value, key)
+                if not value:
+                    empty = True  # kept, so that the check below names the field
+                if default is None or value != default:
+                    out[key] = value
+                continue
+            value = _string(value, key)
             if value == "":
                 empty = True
             # Defaults of string fields are None or a string ("simple").
@@ -246,12 +256,16 @@ def normalize_record(raw: Mapping[str, Any], *, schema_version: int = 2) -> dict
                 out[key] = value
             continue
         if kind == _LIST:
-            value = _string_list(value, key)
+            value = _string_list(value, key, printable_ascii)
             if not (type(value) is list and not value):
                 out[key] = value
             continue
         if kind == _META:
-            value = _json_value(value, "metadata") if isinstance(value, Mapping) else value
+            flat = _flat_object(value, printable_ascii) if type(value) is dict else None
+            if flat is not None:
+                value = flat
+            elif isinstance(value, Mapping):
+                value = _json_value(value, "metadata")
         else:
             fn = _NORMALIZERS.get(key)
             if fn is not None:
@@ -281,5 +295,5 @@ def normalize_record(raw: Mapping[str, Any], *, schema_version: int = 2) -> dict
     case_id = out.get("id")
     if case_id is None:
         case_id = out["id"] = derive_id(out)
-    _check_id(case_id)
+    _check_id(case_id, printable_ascii)
     return out

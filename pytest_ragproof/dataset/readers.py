@@ -81,6 +81,17 @@ def loads(text: str) -> Any:
     return _DECODER.decode(text)
 
 
+def printable_ascii(text: str) -> bool:
+    """Is every string a JSON ``text`` decodes to printable ASCII (keys included)?
+
+    True for ASCII text without a backslash (so without escapes) and without DEL:
+    the decoder refuses raw control characters inside strings, so each string is
+    made of the characters 0x20-0x7E as written. Normalization then has only outer
+    whitespace left to check. One scan of the text; False only costs the checks.
+    """
+    return text.isascii() and "\\" not in text and "\x7f" not in text
+
+
 # Records travel as (line, value) pairs; their number is their position.
 Pair = tuple[int | None, Any]
 

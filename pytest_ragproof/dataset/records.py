@@ -29,6 +29,7 @@ from pytest_ragproof.dataset.normalize import (
     normalize_record,
 )
 from pytest_ragproof.dataset.readers import BAD, Pair
+from pytest_ragproof.dataset.sharing import share_repeated_values
 from pytest_ragproof.errors import DatasetError
 
 
@@ -135,8 +136,12 @@ def canonical_record(
     value: Any,
     field_map: DatasetFieldMap | None,
     from_csv: bool,
+    printable_ascii: bool = False,
 ) -> tuple[dict[str, Any], bool]:
-    """A record's canonical dict and whether its id is implicit, or its DatasetError."""
+    """A record's canonical dict and whether its id is implicit, or its DatasetError.
+
+    ``printable_ascii``: every string in ``value`` is printable ASCII (``normalize_record``).
+    """
     if type(value) is not dict and not isinstance(value, Mapping):
         raise fail(
             source,
@@ -148,42 +153,12 @@ def canonical_record(
     try:
         if field_map is not None:
             value = field_map.apply(value, from_csv=from_csv)
-        return normalize_record(value), value.get("id") is None
+        return normalize_record(value, printable_ascii=printable_ascii), value.get("id") is None
     except RecordError as exc:
         reason, hint = exc.reason, exc.hint or SCHEMA_HINT
         if from_csv and isinstance(exc, UnknownFieldError):
             reason, hint = unknown_field(exc.field, FIELDS, csv=True)
         raise fail(source, Where(record, line), reason, hint=hint, exc_type=exc.exc_type) from None
-
-
-def share_repeated_values(cases: Sequence[Case]) -> None:
-    """Keep values that many validated cases repeat once: their fields set, source ids, tags.
-
-    Pydantic keeps a set of the fields given per instance (about 0.7 KB for six
-    fields), the same for most cases of a dataset; cases are frozen and pydantic
-    copies the set before changing it (``model_copy``), so one set serves them all.
-    JSON decoding makes a new string for every occurrence of a source id or tag,
-    and validation keeps the strings it is given: a source id named by a thousand
-    cases was a thousand strings, held by the cases to the end of a run. The
-    values are unchanged; the cases are this load's own, not yet handed out.
-    """
-    memo: dict[str, str] = {}
-    share = memo.setdefault
-    fields_sets: dict[frozenset[str], set[str]] = {}
-    last: set[str] | None = None
-    for case in cases:
-        values = case.__dict__
-        ids = values["expected_source_ids"]
-        if ids:
-            values["expected_source_ids"] = tuple(map(share, ids, ids))
-        tags = values["tags"]
-        if tags:
-            values["tags"] = tuple(map(share, tags, tags))
-        own = case.__pydantic_fields_set__
-        if own != last:  # a case setting other fields than the one before
-            last = fields_sets.setdefault(frozenset(own), own)
-        if last is not own:
-            object.__setattr__(case, "__pydantic_fields_set__", last)
 
 
 class Builder:
@@ -200,8 +175,11 @@ class Builder:
     builds no cases.
     """
 
-    def __init__(self, source: str, errors: list[DatasetError] | None = None) -> None:
+    def __init__(
+        self, source: str, errors: list[DatasetError] | None = None, *, share: bool = True
+    ) -> None:
         self.source = source
+        self.share = share  # share_repeated_values over the validated cases
         self.errors = errors
         self.lines: list[int | None] = []
         self.numbers: list[int] | None = None if errors is None else []
@@ -219,19 +197,31 @@ class Builder:
         self.implicit.append(implicit_id)
 
     def read(
-        self, pairs: Iterable[Pair], field_map: DatasetFieldMap | None, *, from_csv: bool
+        self,
+        pairs: Iterable[Pair],
+        field_map: DatasetFieldMap | None,
+        *,
+        from_csv: bool,
+        printable_ascii: bool = False,
     ) -> None:
-        """Normalize each (line, value) pair into a canonical record."""
+        """Normalize each (line, value) pair into a canonical record.
+
+        ``printable_ascii``: every string of every value is printable ASCII
+        (``readers.printable_ascii`` of the JSON text they were decoded from).
+        """
         source = self.source
         errors = self.errors
         lines = self.lines
+        if errors is None and field_map is None:
+            self._read_plain(pairs, from_csv=from_csv, printable_ascii=printable_ascii)
+            return
         for number, (line, value) in enumerate(pairs, start=1):
             if errors is not None:
                 if value is BAD:  # the reader noted it already
                     continue
                 try:
                     canon, implicit_id = canonical_record(
-                        source, number, line, value, field_map, from_csv
+                        source, number, line, value, field_map, from_csv, printable_ascii
                     )
                 except DatasetError as exc:
                     errors.append(exc)
@@ -240,9 +230,31 @@ class Builder:
                 self.numbers.append(number)
             else:
                 canon, implicit_id = canonical_record(
-                    source, len(lines) + 1, line, value, field_map, from_csv
+                    source, len(lines) + 1, line, value, field_map, from_csv, printable_ascii
                 )
             self.add(line, canon, implicit_id)
+
+    def _read_plain(self, pairs: Iterable[Pair], *, from_csv: bool, printable_ascii: bool) -> None:
+        """``read`` without a field map or errors list, the loop of every load: a record
+        that is not a dict or fails goes through ``canonical_record`` (for its error)."""
+        normalize, add_line, add_canon = normalize_record, self.lines.append, self.canons.append
+        add_implicit = self.implicit.append
+        for line, value in pairs:
+            try:
+                canon = (
+                    normalize(value, printable_ascii=printable_ascii)
+                    if type(value) is dict
+                    else None
+                )
+            except RecordError:
+                canon = None
+            if canon is None:
+                canon, _ = canonical_record(
+                    self.source, len(self.lines) + 1, line, value, None, from_csv, printable_ascii
+                )
+            add_line(line)
+            add_canon(canon)
+            add_implicit(value.get("id") is None)
 
     def where(self, index: int) -> Where:
         """Position of the record at ``index`` (0-based), for error messages."""
@@ -312,7 +324,8 @@ class Builder:
                 raise _invalid(self.source, self.where(index), first, self.canons[index]) from None
         else:
             duplicate = self._first_duplicate()
-            share_repeated_values(cases)
+            if self.share:
+                share_repeated_values(cases)
         if duplicate is not None:
             index, reason, hint = duplicate
             raise fail(self.source, self.where(index), reason, hint=hint, exc_type="DuplicateId")
@@ -335,10 +348,12 @@ def build(
     field_map: DatasetFieldMap | None,
     *,
     from_csv: bool = False,
+    printable_ascii: bool = False,
+    share: bool = True,
 ) -> Dataset:
     """A Dataset of the records in ``pairs``; raises at the first problem."""
-    builder = Builder(source)
-    builder.read(pairs, field_map, from_csv=from_csv)
+    builder = Builder(source, share=share)
+    builder.read(pairs, field_map, from_csv=from_csv, printable_ascii=printable_ascii)
     return finish(source, builder, frozen=False)
 
 

@@ -97,6 +97,29 @@ def _too_deep(where: str) -> RecordError:
     )
 
 
+def flat_object(value: dict[Any, Any], printable_ascii: bool = False) -> CheckedFrozenDict | None:
+    """A flat JSON object of clean keys and scalar values, kept as it is; None otherwise.
+
+    Clean: printable ASCII without outer whitespace (``printable_ascii``: the caller
+    knows every string is printable ASCII, so only outer whitespace is checked).
+    """
+    for key, item in value.items():
+        if type(key) is not str or not (
+            key.strip() is key and (printable_ascii or (key.isascii() and key.isprintable()))
+        ):
+            return None
+        t = type(item)
+        if t is str:
+            if not (
+                item.strip() is item
+                and (printable_ascii or (item.isascii() and item.isprintable()))
+            ):
+                return None
+        elif not (t is int or t is bool or item is None or (t is float and item - item == 0)):
+            return None
+    return CheckedFrozenDict(value)
+
+
 def json_value(value: Any, where: str, depth: int = 0) -> Any:
     """Normalize strings inside a JSON value and reject what JSON cannot hold."""
     kind = type(value)
@@ -105,20 +128,9 @@ def json_value(value: Any, where: str, depth: int = 0) -> Any:
     if kind is str:
         return value if is_clean(value) else normalize_string(value, where)
     if kind is dict:
-        # Fast path: a flat object of clean keys and scalar values is kept as a copy.
-        for key, item in value.items():
-            if type(key) is not str or not (
-                key.strip() is key and key.isascii() and key.isprintable()
-            ):
-                break
-            t = type(item)
-            if t is str:
-                if not (item.strip() is item and item.isascii() and item.isprintable()):
-                    break
-            elif not (t is int or t is bool or item is None or (t is float and item - item == 0)):
-                break
-        else:
-            return CheckedFrozenDict(value)
+        flat = flat_object(value)
+        if flat is not None:
+            return flat
     if isinstance(value, str):
         return normalize_string(value, where)
     if value is None or isinstance(value, bool | int):

@@ -1,6 +1,7 @@
 """What is asked of a history store, as plain data: the CLI prints it, the review app draws it.
 
-* :func:`list_runs`: every run, newest first, with its verdict, datasets and commit;
+* :func:`list_runs`: every run (or a page of them), newest first, with its verdict,
+  datasets and commit; :func:`count_runs`: how many there are;
 * :func:`resolve_run`: a run named by its id, a unique prefix, ``latest`` or ``-N``;
 * :func:`trend`: one metric's mean per run (oldest to newest), per pipeline, with the
   aggregate gate's bound;
@@ -17,7 +18,7 @@ runs in :mod:`.runs`, the trends in :mod:`.trends`, the comparison in :mod:`.com
 from __future__ import annotations
 
 from pytest_ragproof.history.compare import compare_runs
-from pytest_ragproof.history.runs import list_runs, resolve_run, run_cases
+from pytest_ragproof.history.runs import count_runs, list_runs, resolve_run, run_cases
 from pytest_ragproof.history.shapes import (
     CaseDiff,
     CaseRow,
@@ -38,6 +39,7 @@ __all__ = [
     "TrendPoint",
     "TrendSeries",
     "compare_runs",
+    "count_runs",
     "headline_trends",
     "known_metrics",
     "list_runs",

@@ -45,10 +45,12 @@ def list_runs(
     store: Store,
     *,
     limit: int | None = None,
+    offset: int = 0,
     branch: str | None = None,
     dataset_sha256: str | None = None,
 ) -> list[RunSummary]:
-    """The runs, newest first (by run time, then by the order they were added)."""
+    """The runs, newest first (by run time, then by the order they were added);
+    ``offset`` skips that many of the newest (a page of the review app's Runs page)."""
     import sqlalchemy as sa
 
     r = store.t.runs
@@ -59,8 +61,18 @@ def list_runs(
         query = query.where(r.c.dataset_sha256.contains(dataset_sha256))
     if limit is not None:
         query = query.limit(limit)
+    if offset:
+        query = query.offset(offset)
     with store.reading() as conn:
         return [summary_of(row) for row in conn.execute(query)]
+
+
+def count_runs(store: Store) -> int:
+    """How many runs the store holds."""
+    import sqlalchemy as sa
+
+    with store.reading() as conn:
+        return int(conn.execute(sa.select(sa.func.count()).select_from(store.t.runs)).scalar_one())
 
 
 def resolve_row(conn: sa.Connection, store: Store, ref: str) -> Any:

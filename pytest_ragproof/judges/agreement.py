@@ -1,6 +1,7 @@
 """Agreement between a judge's scores and human labels, with bootstrap intervals.
 
-Pure Python (no numpy, no scipy): ``ragproof judge-check`` runs wherever the judges do.
+The figures are pure Python; their intervals come from ``resample.py``'s NumPy
+bootstrap (numpy comes with the ``llm`` and ``review`` extras).
 
 - 0/1 labels: the judge's score is a 1 when it is at least the cut (0.5 by default);
   accuracy, precision, recall and F1 of the label 1 (and of the label 0, which is
@@ -11,19 +12,18 @@ Pure Python (no numpy, no scipy): ``ragproof judge-check`` runs wherever the jud
 A figure that is undefined on the data (precision when the judge never said 1, κ
 when both raters used a single class, a correlation of a constant) is ``None`` with
 the reason, never 0 or NaN. Intervals are 95% percentile bootstrap intervals over
-items resampled with replacement by ``random.Random(seed)``; resamples on which a
-figure is undefined are left out of its interval and counted.
+items resampled with replacement by ``numpy.random.default_rng(seed)``; resamples on
+which a figure is undefined are left out of its interval and counted.
 """
 
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from pytest_ragproof.numeric import average_ranks, percentile
+from pytest_ragproof.judges.resample import Interval, bootstrap
+from pytest_ragproof.numeric import average_ranks
 
 Stat = Callable[[Sequence[float], Sequence[float]], float | None]
 
@@ -180,52 +180,6 @@ def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float | None:
     return max(-1.0, min(1.0, s / math.sqrt(den)))
 
 
-@dataclass
-class Interval:
-    low: float | None
-    high: float | None
-    resamples: int  # resamples on which the figure was defined
-
-
-def bootstrap(
-    labels: Sequence[float],
-    scores: Sequence[float],
-    figures: Callable[[Sequence[float], Sequence[float]], dict[str, float | None]],
-    *,
-    resamples: int,
-    seed: int,
-) -> dict[str, Interval]:
-    """95% percentile intervals of every figure ``figures`` returns, seeded."""
-    rng = random.Random(seed)
-    n = len(labels)
-    drawn: dict[str, list[float]] = {}
-    # 0/1 figures depend on the confusion table only: resample its cells (same draws).
-    binary = figures is binary_figures
-    cells = [2 * int(y) + int(p) for y, p in zip(labels, scores, strict=True)] if binary else []
-    for _ in range(resamples if n else 0):
-        if binary:
-            # choices() over the cells draws exactly what it draws over range(n) (one
-            # random() per pick), without indexing the cells again.
-            drawn_cells = rng.choices(cells, k=n)
-            tn, fp, fn, tp = (drawn_cells.count(v) for v in range(4))
-            found = figures_of(tp, fp, fn, tn)
-        else:
-            picks = rng.choices(range(n), k=n)
-            found = figures([labels[i] for i in picks], [scores[i] for i in picks])
-        for name, value in found.items():
-            bucket = drawn.setdefault(name, [])
-            if value is not None:
-                bucket.append(value)
-    out: dict[str, Interval] = {}
-    for name, values in drawn.items():
-        values.sort()
-        if values:
-            out[name] = Interval(percentile(values, 0.025), percentile(values, 0.975), len(values))
-        else:
-            out[name] = Interval(None, None, 0)
-    return out
-
-
 def graded_figures(labels: Sequence[float], scores: Sequence[float]) -> dict[str, float | None]:
     return {"spearman": spearman(labels, scores), "kendall_tau_b": kendall_tau_b(labels, scores)}
 
@@ -293,12 +247,16 @@ def measure(
     if binary:
         predicted = [1.0 if s >= cut else 0.0 for s in scores]
         point = binary_figures(labels, predicted)
-        intervals = bootstrap(labels, predicted, binary_figures, resamples=resamples, seed=seed)
+        intervals = bootstrap(
+            labels, predicted, binary=True, figures_of=figures_of, resamples=resamples, seed=seed
+        )
         out["cut"] = cut
         out["confusion"] = confusion(labels, predicted)
     else:
         point = graded_figures(labels, scores)
-        intervals = bootstrap(labels, scores, graded_figures, resamples=resamples, seed=seed)
+        intervals = bootstrap(
+            labels, scores, binary=False, figures_of=figures_of, resamples=resamples, seed=seed
+        )
     out["figures"] = (
         {name: figure_entry(v, name, intervals.get(name)) for name, v in point.items()}
         if labels

@@ -3,7 +3,9 @@
 Above the list of runs (newest first, with verdict, case counts, dataset version,
 commit and branch), one trend chart per headline or gated metric and pipeline over the
 newest runs (``?last=N``), drawn as SVG on the server by
-:func:`pytest_ragproof.reporting.svg.trend_chart`.
+:func:`pytest_ragproof.reporting.svg.trend_chart`. The list is paginated,
+:data:`PAGE_SIZE` runs a page (``?page=N``, 1 the newest); the compare form offers the
+runs of the page shown.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from pytest_ragproof.errors import RagproofError
-from pytest_ragproof.history.queries import TrendSeries, headline_trends, list_runs
+from pytest_ragproof.history.queries import TrendSeries, count_runs, headline_trends, list_runs
 from pytest_ragproof.metrics.selector import metric_label
 from pytest_ragproof.reporting.svg import TrendMark, trend_chart
 from pytest_ragproof.review.history_common import (
@@ -30,6 +32,7 @@ from pytest_ragproof.review.layout import message, page
 __all__ = ["runs_page"]
 
 TREND_RUNS = 100  # the trends' default span: the newest runs
+PAGE_SIZE = 50  # runs listed a page
 
 
 def _trend_figure(series: TrendSeries) -> Html:
@@ -65,11 +68,31 @@ def _last(request: Request) -> int:
     return int(raw) if raw.isdigit() and int(raw) >= 2 else TREND_RUNS
 
 
+def _page_number(request: Request, pages: int) -> int:
+    raw = request.query_params.get("page", "")
+    return min(int(raw), pages) if raw.isdigit() and int(raw) >= 1 else 1
+
+
+def _pager(number: int, pages: int, last: int) -> Html:
+    """Links to the newer and older pages, keeping the trends' span."""
+    span = "" if last == TREND_RUNS else f"&last={last}"
+    links: list[Html | str] = []
+    if number > 1:
+        links += [tag("a", "« newer", href=f"/runs?page={number - 1}{span}", rel="prev"), " "]
+    links.append(tag("span", f"page {number} of {pages}", class_="muted"))
+    if number < pages:
+        links += [" ", tag("a", "older »", href=f"/runs?page={number + 1}{span}", rel="next")]
+    return tag("nav", links, class_="pager", aria_label="pages of runs")
+
+
 def runs_page(request: Request) -> Response:
     view = view_of(request)
     last = _last(request)
     try:
-        runs = list_runs(view.store)
+        total = count_runs(view.store)
+        pages = max(1, -(-total // PAGE_SIZE))
+        number = _page_number(request, pages)
+        runs = list_runs(view.store, limit=PAGE_SIZE, offset=(number - 1) * PAGE_SIZE)
         trends = headline_trends(view.store, last=last)
     except RagproofError as exc:
         return message(request, "History store unreadable", str(exc), area=AREA, status_code=500)
@@ -118,13 +141,14 @@ def runs_page(request: Request) -> Response:
         method="get",
         class_="compare-form",
     )
-    shown = min(last, len(runs))
+    shown = min(last, total)
+    first = (number - 1) * PAGE_SIZE + 1
     body = join(
         [
             tag("h1", "Runs"),
             tag(
                 "p",
-                f"{len(runs)} run(s) in {view.shown}; the trends span the newest {shown} "
+                f"{total} run(s) in {view.shown}; the trends span the newest {shown} "
                 "(dots; a diamond where the gate failed; the dashed line is the gate's bound).",
                 class_="muted",
             ),
@@ -134,7 +158,13 @@ def runs_page(request: Request) -> Response:
             if trends
             else tag("p", "No headline or gated metric in these runs.", class_="muted"),
             tag("h2", "Every run"),
+            tag(
+                "p",
+                f"runs {first}-{first + len(runs) - 1} of {total}, newest first",
+                class_="muted",
+            ),
             table(headers, rows, id="runs"),
+            _pager(number, pages, last),
         ]
     )
     return page(request, title="Runs", area=AREA, body=body)

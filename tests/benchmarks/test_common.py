@@ -52,3 +52,15 @@ def test_a_script_runs_in_quick_mode() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "retrieval metric set: baseline" in proc.stdout
     assert "quick mode: the script ran; limits are not checked" in proc.stdout
+
+
+def test_best_of_n_compares_the_fastest_run_of_each_side(monkeypatch: pytest.MonkeyPatch) -> None:
+    import benchmarks._common as common
+
+    # Each callable returns the time it "took"; timed() reports it instead of measuring.
+    monkeypatch.setattr(common, "timed", lambda fn: fn())
+    base = iter([1.2, 1.0, 1.1])
+    cand = iter([1.8, 1.9, 1.6])
+    cmp = common.compare_best(lambda: next(base), lambda: next(cand), rounds=3)
+    assert (cmp.baseline_s, cmp.candidate_s) == (1.0, 1.6)
+    assert cmp.ratio == 1.6  # not the median of the per-round ratios (1.5)

@@ -10,6 +10,7 @@ from scipy import stats
 
 from pytest_ragproof import numeric
 from pytest_ragproof.judges import agreement as A
+from pytest_ragproof.judges import resample
 
 
 @pytest.mark.filterwarnings("ignore::scipy.stats.ConstantInputWarning")
@@ -61,13 +62,19 @@ def test_kappa_by_hand() -> None:
 def test_bootstrap_is_seeded_and_skips_undefined_resamples() -> None:
     labels = [1.0, 1.0, 0.0, 0.0, 1.0, 0.0]
     judged = [1.0, 0.0, 0.0, 1.0, 1.0, 0.0]
-    one = A.bootstrap(labels, judged, A.binary_figures, resamples=300, seed=1)
-    two = A.bootstrap(labels, judged, A.binary_figures, resamples=300, seed=1)
+    one = resample.bootstrap(
+        labels, judged, binary=True, figures_of=A.figures_of, resamples=300, seed=1
+    )
+    two = resample.bootstrap(
+        labels, judged, binary=True, figures_of=A.figures_of, resamples=300, seed=1
+    )
     assert one == two
     assert one["accuracy"].resamples == 300
     # Some resamples draw no label 1: recall is undefined there and left out.
     assert 0 < one["recall"].resamples < 300
-    perfect = A.bootstrap([1.0, 0.0], [1.0, 0.0], A.binary_figures, resamples=50, seed=0)
+    perfect = resample.bootstrap(
+        [1.0, 0.0], [1.0, 0.0], binary=True, figures_of=A.figures_of, resamples=50, seed=0
+    )
     assert (perfect["accuracy"].low, perfect["accuracy"].high) == (1.0, 1.0)
 
 

@@ -106,3 +106,37 @@ def test_the_history_charts_need_no_javascript(history: History, chromium: Any) 
             assert len(sizes) >= 7 and all(h > 0 for h in sizes)
     finally:
         context.close()
+
+
+def test_the_runs_page_is_paginated(
+    tab: Tab, history: History, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_ragproof.commands.review import build
+    from pytest_ragproof.review import history_runs
+
+    monkeypatch.setattr(history_runs, "PAGE_SIZE", 2)  # 3 runs: two pages
+    app, _ = build(
+        args(str(history.results), "--history", str(history.path), "--labels", "x.jsonl"), TOKEN
+    )
+    good, worse, broken = history.ids  # oldest to newest
+    with served(app) as base:
+        page = tab.page
+        page.goto(f"{base}/runs?token={TOKEN}")
+        rows = page.locator("#runs tbody tr")
+        assert [rows.nth(i).get_attribute("data-run") for i in range(rows.count())] == [
+            broken,
+            worse,
+        ]
+        assert "page 1 of 2" in page.locator("nav.pager").inner_text()
+        assert page.locator("nav.pager a[rel=prev]").count() == 0
+        with page.expect_navigation():
+            page.click("nav.pager a[rel=next]")
+        assert page.url == f"{base}/runs?page=2"
+        assert [r.get_attribute("data-run") for r in page.locator("#runs tbody tr").all()] == [good]
+        assert "runs 3-3 of 3" in page.inner_text("body")
+        assert page.locator("nav.pager a[rel=next]").count() == 0
+        with page.expect_navigation():
+            page.click("nav.pager a[rel=prev]")
+        assert page.locator("#runs tbody tr").count() == 2
+        page.goto(f"{base}/runs?page=99")  # past the end: the last page
+        assert "page 2 of 2" in page.locator("nav.pager").inner_text()
