@@ -147,7 +147,14 @@ def _add(args: argparse.Namespace) -> int:
             paths.extend(sorted(glob.glob(given)) or [given])
         else:
             paths.append(given)
+    from pytest_ragproof.verdict.merge import ShardFile, recheck
+
     docs = [(p, read_results(Path(p), check=True, shown=p)) for p in paths]
+    # The verdict is decided from each file's cases and settings, as merge does; a file
+    # whose "passed" is not that verdict is refused before anything is recorded.
+    for shown, doc in docs:
+        for note in recheck(ShardFile(shown, doc), Path.cwd()):
+            print(f"{shown}: note: {note}")
     with _open(args, create=True) as store:
         for shown, doc in docs:
             added = store.add(doc, Path(shown).name)

@@ -29,7 +29,7 @@ from pytest_ragproof.verdict.decide import DatasetFacts, RunFacts, RunOutcome, d
 from pytest_ragproof.verdict.merge_checks import ShardFile
 from pytest_ragproof.verdict.record import CaseRecord
 
-__all__ = ["ShardFile", "merge"]
+__all__ = ["ShardFile", "merge", "recheck"]
 
 _EXAMPLES = 3
 
@@ -173,6 +173,18 @@ def _git(files: Sequence[ShardFile]) -> Mapping[str, str] | None:
     return first if isinstance(first, Mapping) and all(g == first for g in found) else None
 
 
+def _records(files: Sequence[ShardFile]) -> list[CaseRecord]:
+    return [CaseRecord.from_dict(dict(c)) for f in files for c in f.doc.get("cases") or []]
+
+
+def _dataset_facts(first: ShardFile) -> list[DatasetFacts]:
+    per_dataset = first.run["datasets"]
+    return [
+        DatasetFacts(str(d["path"]), None, int(per_dataset[d["path"]]), recorded=d)
+        for d in first.doc.get("datasets") or []
+    ]
+
+
 def merge(
     files: Sequence[ShardFile], base: Path, notes: list[str] | None = None
 ) -> tuple[RunOutcome, RunConfig]:
@@ -209,15 +221,10 @@ def merge(
     unchecked = check_dataset_ids(files, base)
     if notes is not None:
         notes.extend(unchecked)
-    records = [CaseRecord.from_dict(dict(c)) for f in files for c in f.doc.get("cases") or []]
     population = int(first.run["population"])
-    per_dataset = first.run["datasets"]
     facts = RunFacts(
-        records=records,
-        datasets=[
-            DatasetFacts(str(d["path"]), None, int(per_dataset[d["path"]]), recorded=d)
-            for d in first.doc.get("datasets") or []
-        ],
+        records=_records(files),
+        datasets=_dataset_facts(first),
         expected=population,
         selected=population,
         missing=sorted(m for f in files for m in f.run["missing"]),
@@ -228,3 +235,80 @@ def merge(
         git=_git(files),
     )
     return decide(facts, cfg), cfg
+
+
+def recheck(file: ShardFile, base: Path) -> list[str]:
+    """Decide the run of one results file again, as :func:`merge` decides shards, and
+    check that the file's ``passed`` is that verdict (``ragproof history add``).
+
+    The file's statuses are checked against its metrics, case thresholds and xfail tags,
+    its case ids against its frozen dataset when that is at hand, and its verdict is
+    decided from its cases and the settings it recorded (a shard's, a selection's or a
+    stopped run's as pytest decided it). ConfigError naming the file when ``passed``
+    differs. Returns notes on what could not be checked (a dataset or the baseline not at
+    hand: without its baseline a file's "failed" is believed, its "passed" still checked).
+    """
+    from pytest_ragproof.verdict.merge_checks import (
+        check_dataset_ids,
+        check_shards,
+        check_statuses,
+    )
+    from pytest_ragproof.verdict.recorded import config_from_record
+    from pytest_ragproof.verdict.shard import Shard
+
+    check_shards([file])
+    record = dict(file.run["config"])
+    notes: list[str] = []
+    baseline = record.get("baseline")
+    dropped = isinstance(baseline, Mapping) and not (base / str(baseline["path"])).is_file()
+    if dropped:
+        assert isinstance(baseline, Mapping)
+        notes.append(
+            f"verdict checked without the baseline {baseline['path']}: not found at "
+            f"{base / str(baseline['path'])}"
+        )
+        record["baseline"] = None
+    cfg = config_from_record(record, base)
+    if not dropped and cfg.settings() != file.doc.get("settings"):
+        raise ConfigError(
+            f"{file.name}: its recorded settings do not rebuild the same run configuration "
+            "(written by another pytest-ragproof version?); add it with the version that ran it"
+        )
+    check_statuses([file], cfg)
+    notes.extend(check_dataset_ids([file], base))
+    run = file.run
+    shard = run.get("shard")
+    facts = RunFacts(
+        records=_records([file]),
+        datasets=_dataset_facts(file),
+        expected=int(run["expected"]),
+        selected=int(run["selected"]),
+        missing=sorted(run["missing"]),
+        stopped=bool(run["stopped"]),
+        not_selected=list(run["not_selected"]),
+        notes=list(run["notes"]),
+        shard=None if not shard else Shard(int(shard["k"]), int(shard["n"])),
+        population=int(run["population"]) if shard else None,
+        populations=dict(run["datasets"]) if shard else {},
+        skipped=sorted(run["skipped"]),
+        deselected=sorted(run["deselected"]),
+    )
+    outcome = decide(facts, cfg)
+    said = bool(file.doc["passed"])
+    if outcome.passed == said or (dropped and not said):
+        return notes
+    failed = sum(1 for r in facts.records if r.status in ("failed", "error"))
+    why = (
+        f"{failed} case(s) failed or errored"
+        if failed
+        else outcome.gate_failures[0]
+        if outcome.gate_failures
+        else "the run stopped before its cases did"
+        if facts.stopped
+        else "every gate and case passed"
+    )
+    raise ConfigError(
+        f"{file.name}: field passed: {str(said).lower()} but its cases and the settings it "
+        f"recorded give a {'passed' if outcome.passed else 'failed'} run ({why}); the file "
+        "was edited or written by another run: add the file as pytest-ragproof wrote it"
+    )
