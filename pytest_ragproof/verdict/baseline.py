@@ -232,10 +232,38 @@ def _how_to_create(settings: BaselineSettings) -> str:
     )
 
 
+def _foreign_id(
+    baseline: Mapping[str, Any], shown: str, dataset_ids: Mapping[str, frozenset[str]]
+) -> str | None:
+    """The first case of ``baseline`` that claims a dataset sha256 of this run (a key of
+    ``dataset_ids``: the ids of the loaded dataset with that content) but is not one of its
+    cases, as a message; None when every such id is the dataset's."""
+    sha_of = {str(d.get("path")): str(d.get("sha256")) for d in baseline.get("datasets") or []}
+    for i, case in enumerate(baseline.get("cases") or []):
+        sha = sha_of.get(str(case.get("dataset")))
+        ids = dataset_ids.get(sha) if sha is not None else None
+        if ids is not None and str(case.get("id")) not in ids:
+            return (
+                f"{shown}: case {case.get('id')} (cases[{i}]), field id: not a case of "
+                f"dataset {case.get('dataset')} although the baseline names its sha256 "
+                f"{str(sha)[:12]}; the file was edited or made from another dataset: "
+                "use the results file pytest-ragproof wrote for this dataset"
+            )
+    return None
+
+
 def apply_baseline(
-    settings: BaselineSettings, results: Mapping[str, Any], *, stopped: bool = False
+    settings: BaselineSettings,
+    results: Mapping[str, Any],
+    *,
+    stopped: bool = False,
+    dataset_ids: Mapping[str, frozenset[str]] | None = None,
 ) -> BaselineOutcome:
-    """Prepare the baseline update or compare the run with the baseline (no file written)."""
+    """Prepare the baseline update or compare the run with the baseline (no file written).
+
+    ``dataset_ids``: the case ids of each loaded dataset by its sha256; a baseline case
+    naming one of those sha256 must be one of its ids (issue 40.6), or the baseline is
+    refused (a gate failure)."""
     path = settings.path
     if settings.update:
         if stopped:
@@ -263,6 +291,9 @@ def apply_baseline(
     except ConfigError as exc:
         # Never suggest --ragproof-baseline-update here: it would replace the file.
         return BaselineOutcome([f"baseline: {exc}"])
+    foreign = _foreign_id(baseline, settings.shown, dataset_ids or {})
+    if foreign is not None:
+        return BaselineOutcome([f"baseline refused: {foreign}"])
     try:
         comparison = compare(
             results,

@@ -209,7 +209,12 @@ def decide(facts: RunFacts, cfg: RunConfig) -> RunOutcome:
     )
     base = BaselineOutcome()
     if baseline is not None:
-        base = apply_baseline(baseline, body, stopped=facts.stopped)
+        ids = {
+            d.sha256: frozenset(c.id for c in d.dataset.cases)
+            for d in facts.datasets
+            if d.dataset is not None
+        }
+        base = apply_baseline(baseline, body, stopped=facts.stopped, dataset_ids=ids)
         if not whole:
             # Like the aggregates: a comparison over part of the cases is reported only.
             if base.gate_failures:

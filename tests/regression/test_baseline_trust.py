@@ -158,3 +158,26 @@ def test_a_baseline_comparing_nothing_fails_the_run(tmp_path: Path) -> None:
     )
     # The same run against its own pipeline's baseline compares and passes.
     assert apply_baseline(settings, _baseline()).gate_failures == []
+
+
+def test_a_baseline_naming_the_datasets_sha256_holds_the_datasets_ids(
+    project: pytest.Pytester,
+) -> None:
+    """Issue 40.6: all ids but one renamed and the digest computed again: the baseline
+    still names this dataset's sha256, so its ids must be the dataset's."""
+    update(project, [])
+    doc = load_json(project.path / "base.json")
+    assert len(doc["cases"]) > 2
+    for i, c in enumerate(doc["cases"][1:]):
+        c["id"] = f"renamed-{i}"
+    doc["digest"] = resigned(doc)
+    (project.path / "base.json").write_text(json.dumps(doc), encoding="utf-8")
+    result = run(project, [], "--ragproof-baseline=base.json")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*ragproof gate FAILED: baseline refused: *base.json: case renamed-0 (cases?1?), "
+            "field id: not a case of dataset cases.frozen.json although the baseline names its "
+            "sha256 *"
+        ]
+    )
