@@ -3,11 +3,12 @@
 Reads the ``--ragproof-report`` files of a run's shards (``--ragproof-shard K/N``,
 pytest-shard or pytest-split), checks that they cover every case exactly once
 with the same settings and datasets, recomputes every aggregate, gate and
-baseline comparison as one run would (:mod:`pytest_ragproof.verdict.merge`),
-prints the run's summary and exits like pytest: 0 when every case and gate
-passed, 1 otherwise; files that do not belong together, or that were edited,
-truncated or hold values no run writes, are an error naming the file, the case
-and the field (exit 2).
+baseline comparison as one run would (:mod:`pytest_ragproof.verdict.merge`) with
+the gates of the configuration it runs in (the project's ``ragproof_*`` ini keys and
+its own ``--ragproof-*`` gate options, :mod:`._project`), prints the run's summary
+and exits like pytest: 0 when every case and gate passed, 1 otherwise; files that
+do not belong together, or that were edited, truncated or hold values no run
+writes, are an error naming the file, the case and the field (exit 2).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from pytest_ragproof.errors import UsageError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from pytest_ragproof.commands._project import add_gate_arguments
+
     parser.add_argument(
         "results", nargs="+", help="the shards' results files (written by --ragproof-report)"
     )
@@ -29,6 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="OUT",
         help="write the merged results file (ragproof.results/1) to OUT",
     )
+    add_gate_arguments(parser)
 
 
 def _refusal(output: Path, inputs: list[Path]) -> str | None:
@@ -56,10 +60,13 @@ def run(args: argparse.Namespace) -> int:
     why = None if output is None else _refusal(output, inputs)
     if why is not None:
         raise UsageError(why)
+    from pytest_ragproof.commands._project import gates_of
+
     unchecked: list[str] = []
     try:
+        gates = gates_of(args, Path.cwd())
         files = [ShardFile(str(p), read_results(p, check=True, shown=str(p))) for p in inputs]
-        outcome, cfg = merge(files, Path.cwd(), unchecked)
+        outcome, cfg = merge(files, Path.cwd(), unchecked, gates)
     except ConfigError as exc:
         raise UsageError(str(exc)) from exc
     for note in unchecked:

@@ -27,9 +27,10 @@ from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.verdict.config import RunConfig
 from pytest_ragproof.verdict.decide import DatasetFacts, RunFacts, RunOutcome, decide
 from pytest_ragproof.verdict.merge_checks import ShardFile
+from pytest_ragproof.verdict.merge_gates import Gates
 from pytest_ragproof.verdict.record import CaseRecord
 
-__all__ = ["ShardFile", "merge", "recheck"]
+__all__ = ["Gates", "ShardFile", "merge", "recheck"]
 
 _EXAMPLES = 3
 
@@ -186,9 +187,12 @@ def _dataset_facts(first: ShardFile) -> list[DatasetFacts]:
 
 
 def merge(
-    files: Sequence[ShardFile], base: Path, notes: list[str] | None = None
+    files: Sequence[ShardFile],
+    base: Path,
+    notes: list[str] | None = None,
+    gates: Gates | None = None,
 ) -> tuple[RunOutcome, RunConfig]:
-    """The verdict of the run whose shards wrote ``files`` and the run's settings.
+    """The verdict of the run whose shards wrote ``files`` and the settings that gated it.
 
     ConfigError (naming the files) when the files do not belong together, leave a
     gap, or hold cases the run cannot have written (:mod:`.merge_checks`; the files
@@ -196,7 +200,10 @@ def merge(
 
     ``base``: where a recorded relative baseline path and the datasets' paths are
     resolved (the merge's folder, the one pytest ran in). ``notes``: receives what
-    could not be checked (a dataset not at hand).
+    could not be checked (a dataset not at hand) and the gates that differ from the
+    files'. ``gates``: the thresholds, xfail tags, pass rate and baseline of the
+    configuration the merge runs in (:mod:`.merge_gates`); None: the files' own (a
+    library caller that trusts them).
     """
     from pytest_ragproof.verdict.merge_checks import (
         check_dataset_ids,
@@ -219,6 +226,13 @@ def merge(
         )
     check_statuses(files, cfg)
     unchecked = check_dataset_ids(files, base)
+    if gates is not None:
+        from pytest_ragproof.verdict.merge_gates import gated_config, restatus
+
+        cfg, differ, case_level = gated_config(first.run["config"], gates, base)
+        unchecked.extend(differ)
+        if case_level:
+            files = restatus(files, cfg, gates.xfail_strict)
     if notes is not None:
         notes.extend(unchecked)
     population = int(first.run["population"])

@@ -27,6 +27,7 @@ from pytest_ragproof.verdict.shard import shard_of
 from pytest_ragproof.verdict.thresholds import Threshold, misses
 
 __all__ = [
+    "CaseEntry",
     "ShardFile",
     "check_dataset_ids",
     "check_shards",
@@ -61,7 +62,7 @@ class ShardFile:
         return ids | set(self.run["skipped"]) | set(self.run["missing"])
 
 
-class _Entry:
+class CaseEntry:
     """A case entry as :meth:`Threshold.applies_to` reads a case."""
 
     def __init__(self, case: Mapping[str, Any]) -> None:
@@ -74,7 +75,7 @@ def missed(case: Mapping[str, Any], thresholds: Sequence[Threshold]) -> list[str
     """The case thresholds ``case`` misses by its recorded metrics (absent counts as missed),
     as ``expression: why``."""
     out: list[str] = []
-    for t, value in misses(_Entry(case), case["metrics"], thresholds):
+    for t, value in misses(CaseEntry(case), case["metrics"], thresholds):
         why = f"{t.metric} absent" if value is None else f"{t.metric} = {value:.4g}"
         out.append(f"{t.expression}: {why}")
     return out

@@ -107,7 +107,7 @@ def config_from_record(record: dict[str, Any], base: Path) -> RunConfig:
         components=bool(record["components"]),
         # Absent from the files of earlier versions, which merged runs of one call per case.
         repeat=int(record.get("repeat", 1)),
-        min_pass_rate=float(record.get("min_pass_rate", 1.0)),
+        min_pass_rate=record.get("min_pass_rate", 1.0),
         baseline=baseline,
         judges=[] if j is None else list(j["judges"]),
         judge_model=None if j is None else str(j["model"]),

@@ -59,8 +59,10 @@ def test_merge_of_n_shards_equals_one_run(
     for k, shard in enumerate(shards, 1):
         shard.stdout.fnmatch_lines([f"shard {k}/{n}: * of {len(CASES)} case(s)"])
     files = [f"shard-{k}.json" for k in range(1, n + 1)]
-    code, out, err = merge(capsys, files, "-o", "merged.json")
+    # The merge gates with its own configuration: the shards' options given again.
+    code, out, err = merge(capsys, files, "-o", "merged.json", *GATES)
     assert code == single.ret, out + err
+    assert "gated with" not in err
     merged = document(shard_project.path / "merged.json")
     one = document(shard_project.path / "single.json")
     assert merged["passed"] is one["passed"] is False
@@ -84,7 +86,7 @@ def test_shards_of_a_repeated_run_merge_into_the_run(
     single = run(shard_project, [], *args, "--ragproof-report=single.json")
     assert single.ret == 1
     run_shards(shard_project, [], 2, *args)
-    code, out, err = merge(capsys, ["shard-1.json", "shard-2.json"], "-o", "merged.json")
+    code, out, err = merge(capsys, ["shard-1.json", "shard-2.json"], "-o", "merged.json", *args[1:])
     assert code == single.ret, out + err
     merged = document(shard_project.path / "merged.json")
     assert merged["settings"]["repeat"] == 2 and merged["settings"]["min_pass_rate"] == 0.5
@@ -204,7 +206,7 @@ def test_pytest_shard_partial_runs_merge_the_same_way(
         doc = document(shard_project.path / name)
         assert part.ret == (1 if "qa-03" in [c["id"] for c in doc["cases"]] else 0)
         assert len(doc["cases"]) + len(doc["run"]["deselected"]) == len(CASES)
-    code, out, err = merge(capsys, files, "-o", "merged.json")
+    code, out, err = merge(capsys, files, "-o", "merged.json", gate)
     assert code == single.ret == 1, out + err
     assert timeless(document(shard_project.path / "merged.json")) == timeless(
         document(shard_project.path / "single.json")

@@ -1,0 +1,134 @@
+"""``ragproof merge`` gates with the configuration it runs in, not the shards' (issue 40.1).
+
+The shards are real pytest runs of :mod:`tests.runner.shard_project` whose project
+configures its gates in pyproject.toml; the tests edit the shard files as a tool would
+(the recorded gates weakened, the digest computed again) and run the real merge.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ragproof.verdict.recorded import config_from_record
+from tests.pytester_projects import behave, resigned, run
+from tests.runner.shard_project import document, merge, run_shards, shard_project
+
+__all__ = ["shard_project"]  # the fixture, imported for the tests below
+
+PYPROJECT = """
+[tool.pytest.ini_options]
+ragproof_aggregate_threshold = ["qa:recall@5>=0.9"]
+ragproof_baseline = "base.json"
+ragproof_fail_on_case_regression = true
+"""
+
+
+def _weakened(project: pytest.Pytester, k: int, **changes: Any) -> str:
+    """shard-K.json with ``run.config`` edited, its settings rebuilt and the digest
+    computed again (everything a tool can do), as weak-K.json."""
+    doc = document(project.path / f"shard-{k}.json")
+    doc["run"]["config"].update(changes)
+    doc["settings"] = config_from_record(doc["run"]["config"], project.path).settings()
+    doc["digest"] = resigned(doc)
+    name = f"weak-{k}.json"
+    (project.path / name).write_text(json.dumps(doc), encoding="utf-8")
+    return name
+
+
+def _configured(project: pytest.Pytester) -> None:
+    (project.path / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    behave(project, {})
+    assert run(project, [], "--ragproof-baseline-update").ret == 0
+    behave(project, {"qa-01": "wrong", "qa-08": "wrong"})
+
+
+def test_weakened_gates_in_every_shard_do_not_pass_the_merge(
+    shard_project: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _configured(shard_project)
+    run_shards(shard_project, [], 2)
+    code, out, err = merge(capsys, ["shard-1.json", "shard-2.json"])
+    assert code == 1, out + err
+    assert "gated with" not in err
+    assert "ragproof gate FAILED: aggregate qa:recall@5>=0.9" in out
+    # Every bound deleted, the baseline dropped from the record: the project's gates hold.
+    files = [_weakened(shard_project, k, aggregate_thresholds=[], baseline=None) for k in (1, 2)]
+    code, out, err = merge(capsys, files)
+    assert code == 1, out + err
+    assert "ragproof gate FAILED: aggregate qa:recall@5>=0.9" in out
+    assert "regressed" in out  # the baseline comparison of pyproject.toml's baseline
+    assert (
+        "ragproof merge: note: gated with the aggregate thresholds of pyproject.toml: "
+        "qa:recall@5>=0.9; the files recorded none" in err
+    )
+    assert "gated with the baseline of pyproject.toml: base.json (" in err
+    # A weaker bound is the same.
+    files = [_weakened(shard_project, k, aggregate_thresholds=["qa:recall@5>=0.1"]) for k in (1, 2)]
+    code, out, err = merge(capsys, files)
+    assert code == 1 and "aggregate qa:recall@5>=0.9" in out, out + err
+    assert "the files recorded qa:recall@5>=0.1" in err
+
+
+def test_the_merges_command_line_replaces_the_ini(
+    shard_project: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _configured(shard_project)
+    # The shards ran with a bound on the command line the project does not have.
+    strict = "--ragproof-aggregate-threshold=qa:mrr>=0.99"
+    run_shards(shard_project, [], 2, strict)
+    files = ["shard-1.json", "shard-2.json"]
+    code, out, err = merge(capsys, files, strict)
+    assert code == 1 and "aggregate qa:mrr>=0.99" in out and "gated with" not in err, err
+    # Without it the merge gates with pyproject.toml's, and says the files had another.
+    code, out, err = merge(capsys, files)
+    assert "aggregate qa:mrr>=0.99" not in out
+    assert "gated with the aggregate thresholds of pyproject.toml: qa:recall@5>=0.9" in err
+    assert "the files recorded qa:mrr>=0.99" in err
+    # A case threshold of the merge decides the cases again.
+    code, out, err = merge(capsys, files, strict, "--ragproof-case-threshold=qa:mrr>=1")
+    assert code == 1
+    assert "gated with the case thresholds of pyproject.toml and the command line" in err
+
+
+def test_case_thresholds_of_the_merge_decide_each_case(
+    shard_project: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    behave(shard_project, {"qa-01": "wrong"})
+    run_shards(shard_project, [], 2)
+    files = ["shard-1.json", "shard-2.json"]
+    bound = "--ragproof-case-threshold=qa:precision@3>=0.9"  # fails every qa case
+    single = run(shard_project, [], bound, "--ragproof-report=single.json")
+    code, out, err = merge(capsys, files, bound, "-o", "merged.json")
+    assert code == single.ret == 1, out + err
+    merged, one = (
+        document(shard_project.path / "merged.json"),
+        document(shard_project.path / "single.json"),
+    )
+    assert [(c["id"], c["status"], c["failures"]) for c in merged["cases"]] == [
+        (c["id"], c["status"], c["failures"]) for c in one["cases"]
+    ]
+    assert merged["settings"] == one["settings"]
+    assert sum(c["status"] == "failed" for c in merged["cases"]) == 10
+    assert "gated with the case thresholds of the command line: qa:hit@5>=1" in err
+    assert "qa:precision@3>=0.9; the files recorded qa:hit@5>=1" in err
+
+
+def test_bad_gates_are_a_usage_error(
+    shard_project: pytest.Pytester, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    run_shards(shard_project, [], 2)
+    files = ["shard-1.json", "shard-2.json"]
+    code, _, err = merge(capsys, files, "-c", "nosuch.ini")
+    assert code == 2 and "-c nosuch.ini: no such file" in err, err
+    assert "Traceback" not in err
+    code, _, err = merge(capsys, files, "--ragproof-aggregate-threshold=qa:recal@5>=2")
+    assert code == 2 and "(from the command line)" in err and "Traceback" not in err, err
+    (shard_project.path / "pytest.ini").write_text(
+        "[pytest]\nragproof_min_pass_rate = lots\n", encoding="utf-8"
+    )
+    code, _, err = merge(capsys, files)
+    assert code == 2 and "(from pytest.ini)" in err and "Traceback" not in err, err
