@@ -225,7 +225,7 @@ def merge(
             "(written by another pytest-ragproof version?); merge with the version that ran it"
         )
     check_statuses(files, cfg)
-    unchecked = check_dataset_ids(files, base)
+    unchecked = check_dataset_ids(files, base, cfg)
     if gates is not None:
         from pytest_ragproof.verdict.merge_gates import gated_config, restatus
 
@@ -289,7 +289,7 @@ def recheck(file: ShardFile, base: Path) -> list[str]:
             "(written by another pytest-ragproof version?); add it with the version that ran it"
         )
     check_statuses([file], cfg)
-    notes.extend(check_dataset_ids([file], base))
+    notes.extend(check_dataset_ids([file], base, cfg))
     run = file.run
     shard = run.get("shard")
     facts = RunFacts(

@@ -165,22 +165,41 @@ def check_shards(files: Sequence[ShardFile]) -> None:
                 )
 
 
-def check_dataset_ids(files: Sequence[ShardFile], base: Path) -> list[str]:
-    """Every case id is a case of its frozen dataset, when that dataset is at hand.
+def check_dataset_ids(
+    files: Sequence[ShardFile], base: Path, cfg: RunConfig | None = None
+) -> list[str]:
+    """Every case names one of the run's datasets and is a case of it, and each dataset's
+    recorded population is the frozen dataset's under the run's kinds, splits and tags
+    (``cfg``), when that dataset is at hand.
 
     Returns notes for the datasets that could not be checked (not found, or another
     version at that path).
     """
     notes: list[str] = []
-    for entry in files[0].doc["datasets"]:
+    entries = files[0].doc["datasets"]
+    named = {str(e["path"]) for e in entries}
+    for f in files:
+        for i, case in enumerate(f.doc["cases"]):
+            if str(case["dataset"]) not in named:
+                raise ConfigError(
+                    f"{f.name}: case {case['id']} (cases[{i}]), field dataset: "
+                    f"{case['dataset']!r} is not a dataset of the run (field datasets: "
+                    f"{', '.join(sorted(named)) or 'none'}); the file was edited"
+                )
+    run = files[0].run
+    by_dataset = run["datasets"]
+    # A run whose population is its datasets' (marked tests add cases of their own).
+    counted = int(run["population"]) == sum(int(n) for n in by_dataset.values())
+    for entry in entries:
         path = str(entry["path"])
-        ids = _dataset_ids(base / path, str(entry["sha256"]))
-        if ids is None:
+        dataset = _dataset(base / path, str(entry["sha256"]))
+        if dataset is None:
             notes.append(
                 f"case ids not checked against dataset {path}: not found at {base / path} with "
                 f"sha256 {str(entry['sha256'])[:12]} (the files' digests still were)"
             )
             continue
+        ids = {c.id for c in dataset.cases}
         for f in files:
             for i, case in enumerate(f.doc["cases"]):
                 if case["dataset"] == path and case["id"] not in ids:
@@ -189,10 +208,21 @@ def check_dataset_ids(files: Sequence[ShardFile], base: Path) -> list[str]:
                         f"dataset {path} (sha256 {str(entry['sha256'])[:12]}); the file was "
                         "edited or belongs to another dataset"
                     )
+        if cfg is None or not counted or path not in by_dataset:
+            continue
+        population = len(cfg.population(dataset.cases))
+        if int(by_dataset[path]) != population:
+            raise ConfigError(
+                f"{files[0].name}: field run.datasets[{path!r}]: {by_dataset[path]} case(s), but "
+                f"the frozen dataset {path} (sha256 {str(entry['sha256'])[:12]}) has "
+                f"{population} in the run's population (its kinds, splits and tags); the file "
+                "was edited: use each shard's file as pytest-ragproof wrote it"
+            )
     return notes
 
 
-def _dataset_ids(path: Path, sha256: str) -> set[str] | None:
+def _dataset(path: Path, sha256: str) -> Any:
+    """The frozen dataset at ``path`` when its sha256 is ``sha256``, else None."""
     if not path.is_file():
         return None
     from pytest_ragproof.dataset.io import load_dataset
@@ -202,6 +232,4 @@ def _dataset_ids(path: Path, sha256: str) -> set[str] | None:
         dataset = load_dataset(path)
     except DatasetError:
         return None
-    if dataset.sha256 != sha256:
-        return None
-    return {c.id for c in dataset.cases}
+    return dataset if dataset.sha256 == sha256 else None

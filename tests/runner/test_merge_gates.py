@@ -132,3 +132,46 @@ def test_bad_gates_are_a_usage_error(
     )
     code, _, err = merge(capsys, files)
     assert code == 2 and "(from pytest.ini)" in err and "Traceback" not in err, err
+
+
+def _edited(project: pytest.Pytester, k: int, edit: Any) -> str:
+    doc = document(project.path / f"shard-{k}.json")
+    edit(doc)
+    doc["digest"] = resigned(doc)
+    name = f"edit-{k}.json"
+    (project.path / name).write_text(json.dumps(doc), encoding="utf-8")
+    return name
+
+
+def test_the_population_is_the_frozen_datasets(
+    shard_project: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 40.2: coverage is the frozen dataset's set of cases, not a count."""
+    behave(shard_project, {"qa-01": "wrong", "qa-08": "wrong"})
+    run_shards(shard_project, [], 1)
+    assert merge(capsys, ["shard-1.json"])[0] == 1
+
+    def drop_failed(doc: dict[str, Any]) -> None:
+        kept = [c for c in doc["cases"] if c["status"] == "passed"]
+        gone = len(doc["cases"]) - len(kept)
+        doc["cases"] = kept
+        doc["run"]["population"] -= gone
+        doc["run"]["expected"] -= gone
+        doc["run"]["selected"] -= gone
+        doc["run"]["datasets"]["cases.frozen.json"] -= gone
+
+    code, _, err = merge(capsys, [_edited(shard_project, 1, drop_failed)])
+    assert code == 2, err
+    assert "field run.datasets['cases.frozen.json']: 10 case(s), but the frozen dataset" in err
+    assert "has 12 in the run's population" in err
+
+    def copies(doc: dict[str, Any]) -> None:
+        passing = next(c for c in doc["cases"] if c["status"] == "passed")
+        for i, case in enumerate(doc["cases"]):
+            if case["status"] == "failed":
+                copy = dict(passing, id=case["id"], dataset="elsewhere.json", nodeid=case["nodeid"])
+                doc["cases"][i] = copy
+
+    code, _, err = merge(capsys, [_edited(shard_project, 1, copies)])
+    assert code == 2, err
+    assert "field dataset: 'elsewhere.json' is not a dataset of the run" in err
