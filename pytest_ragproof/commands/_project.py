@@ -59,7 +59,11 @@ def _toml(path: Path) -> dict[str, Any] | None:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: not readable as TOML ({type(exc).__name__})") from None
+        why = str(exc) if isinstance(exc, tomllib.TOMLDecodeError) else type(exc).__name__
+        raise ConfigError(
+            f"{path}: not readable as TOML ({why}); fix the file pytest reads its "
+            "configuration from"
+        ) from None
     tool = data.get("tool")
     pytest_table = tool.get("pytest") if isinstance(tool, dict) else None
     if not isinstance(pytest_table, dict):
@@ -75,7 +79,10 @@ def _ini(path: Path, section: str | None) -> dict[str, Any] | None:
 
     try:
         parsed = iniconfig.IniConfig(str(path))
-    except (OSError, UnicodeDecodeError, iniconfig.ParseError) as exc:
+    except iniconfig.ParseError as exc:
+        # "path:line: what", as pytest itself reports it.
+        raise ConfigError(f"{exc}; fix the file pytest reads its configuration from") from None
+    except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not readable as an ini file ({type(exc).__name__})") from None
     names = [section] if section else ["pytest"]
     for name in names:
