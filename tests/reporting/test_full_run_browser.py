@@ -67,7 +67,10 @@ def everything(runs: Runs, llm_stub: StubServer, monkeypatch: pytest.MonkeyPatch
         )
         assert (project / out).exists(), proc.stdout + proc.stderr
         shards.append(out)
-    merged = ragproof(project, "merge", *shards, "-o", "merged.json")
+    # The merge gates with its own configuration: the shards' baseline given again.
+    merged = ragproof(
+        project, "merge", *shards, "-o", "merged.json", "--ragproof-baseline=base.json"
+    )
     assert merged.returncode == 1, merged.stdout + merged.stderr  # cases failed
     assert "judges (openai/stub-judge)" in merged.stdout
     report = ragproof(project, "report", "merged.json", "-f", "html", "-o", "merged.html")
