@@ -180,3 +180,7 @@ class ItemHooks(RunState):
             report.skipped and report.nodeid in self.expected
         ):
             self.skipped.add(report.nodeid)
+            longrepr: Any = report.longrepr  # a skip's: (path, line, "Skipped: why")
+            shaped = isinstance(longrepr, (tuple, list)) and len(longrepr) == 3
+            reason = longrepr[2] if shaped else ""
+            self.skip_reasons[report.nodeid] = str(reason).removeprefix("Skipped: ") or "skipped"

@@ -120,6 +120,7 @@ class RunState:
         self.selected: set[str] | None = None
         self.records: dict[str, CaseRecord] = {}
         self.skipped: set[str] = set()
+        self.skip_reasons: dict[str, str] = {}  # skipped node id -> the reason pytest gave
         self.marker_ids: set[str] = set()  # marker-mode items (their population is collected)
         self.ahead = LookAhead(self.cfg, self.notes)
         check_judges(config, self.cfg)

@@ -81,6 +81,7 @@ class _Run(_Open):
     notes: list[StrictStr]
     config: dict[StrictStr, Any]
     git: _Git | None = None
+    skip_reasons: dict[StrictStr, StrictStr] | None = None  # written when a case was skipped
 
 
 class _Digest(_Open):

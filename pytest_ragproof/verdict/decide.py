@@ -83,6 +83,7 @@ class RunFacts:
     population: int | None = None
     populations: Mapping[str, int] = field(default_factory=dict)
     skipped: Sequence[str] = ()  # selected, skipped by pytest (no record)
+    skip_reasons: Mapping[str, str] = field(default_factory=dict)  # skipped -> pytest's reason
     deselected: Sequence[str] = ()  # expected, left out by pytest's selection
     # The commit and branch the run tested ({"commit": ..., "branch": ...}, what is known).
     git: Mapping[str, str] | None = None
@@ -358,6 +359,11 @@ def run_section(facts: RunFacts, cfg: RunConfig) -> dict[str, Any]:
         "notes": [n for i, n in enumerate(facts.notes) if n not in facts.notes[:i]],
         "config": config_record(cfg),
     }
+    if facts.skipped:
+        # Why pytest skipped each (a marker's reason): a merge refuses a skip without one.
+        section["skip_reasons"] = {
+            n: facts.skip_reasons.get(n, "skipped") for n in sorted(facts.skipped)
+        }
     if facts.git:
         section["git"] = dict(facts.git)
     return section

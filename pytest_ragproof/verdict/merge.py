@@ -208,6 +208,7 @@ def merge(
     from pytest_ragproof.verdict.merge_checks import (
         check_dataset_ids,
         check_shards,
+        check_skipped,
         check_statuses,
     )
     from pytest_ragproof.verdict.recorded import config_from_record
@@ -216,6 +217,7 @@ def merge(
         raise ConfigError("no results files given; e.g. ragproof merge shard-*.json")
     _check_together(files)
     check_shards(files)
+    check_skipped(files)
     _check_coverage(files)
     first = files[0]
     cfg = config_from_record(dict(first.run["config"]), base)
@@ -246,6 +248,7 @@ def merge(
         not_selected=_unique(p for f in files for p in f.run["not_selected"]),
         notes=_unique(n for f in files for n in f.run["notes"]),
         skipped=sorted(s for f in files for s in f.run["skipped"]),
+        skip_reasons={k: v for f in files for k, v in (f.run.get("skip_reasons") or {}).items()},
         git=_git(files),
     )
     return decide(facts, cfg), cfg
@@ -265,12 +268,14 @@ def recheck(file: ShardFile, base: Path) -> list[str]:
     from pytest_ragproof.verdict.merge_checks import (
         check_dataset_ids,
         check_shards,
+        check_skipped,
         check_statuses,
     )
     from pytest_ragproof.verdict.recorded import config_from_record
     from pytest_ragproof.verdict.shard import Shard
 
     check_shards([file])
+    check_skipped([file])
     record = dict(file.run["config"])
     notes: list[str] = []
     baseline = record.get("baseline")
@@ -305,6 +310,7 @@ def recheck(file: ShardFile, base: Path) -> list[str]:
         population=int(run["population"]) if shard else None,
         populations=dict(run["datasets"]) if shard else {},
         skipped=sorted(run["skipped"]),
+        skip_reasons=dict(run.get("skip_reasons") or {}),
         deselected=sorted(run["deselected"]),
     )
     outcome = decide(facts, cfg)

@@ -31,6 +31,7 @@ __all__ = [
     "ShardFile",
     "check_dataset_ids",
     "check_shards",
+    "check_skipped",
     "check_statuses",
     "expected_statuses",
     "missed",
@@ -140,6 +141,20 @@ def check_statuses(files: Sequence[ShardFile], cfg: RunConfig) -> None:
                     f"{where}, field failures: records {recorded or 'none'} but its metrics "
                     f"and the run's case thresholds give {expected or 'none'}; use each shard's "
                     "file as pytest-ragproof wrote it"
+                )
+
+
+def check_skipped(files: Sequence[ShardFile]) -> None:
+    """Every case a file says pytest skipped carries the reason pytest gave (a marker's, a
+    ``pytest.skip`` call's): a failed case moved into ``run.skipped`` has none."""
+    for f in files:
+        reasons = f.run.get("skip_reasons") or {}
+        for nodeid in f.run["skipped"]:
+            if not str(reasons.get(nodeid) or "").strip():
+                raise ConfigError(
+                    f"{f.name}: field run.skipped: {nodeid} is skipped, but the file records "
+                    "no reason pytest gave for it (field run.skip_reasons); the file was edited "
+                    "or written by an older pytest-ragproof: run that shard again"
                 )
 
 

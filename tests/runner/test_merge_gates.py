@@ -175,3 +175,43 @@ def test_the_population_is_the_frozen_datasets(
     code, _, err = merge(capsys, [_edited(shard_project, 1, copies)])
     assert code == 2, err
     assert "field dataset: 'elsewhere.json' is not a dataset of the run" in err
+
+
+SKIPPING = """
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.nodeid.endswith("qa-03"):
+            item.add_marker(pytest.mark.skip(reason="backend for document 3 is down"))
+"""
+
+
+def test_a_skipped_case_needs_the_reason_pytest_gave(
+    shard_project: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 40.2: a failed case moved into run.skipped is not a skipped case."""
+    from tests.runner.shard_project import CONFTEST
+
+    behave(shard_project, {"qa-01": "wrong"})
+    run_shards(shard_project, [], 1)
+    assert merge(capsys, ["shard-1.json"])[0] == 1
+
+    def hide_failed(doc: dict[str, Any]) -> None:
+        failed = [c for c in doc["cases"] if c["status"] == "failed"]
+        doc["cases"] = [c for c in doc["cases"] if c["status"] != "failed"]
+        doc["run"]["skipped"] = sorted(c["nodeid"] for c in failed)
+
+    code, _, err = merge(capsys, [_edited(shard_project, 1, hide_failed)])
+    assert code == 2, err
+    assert "field run.skipped: cases.frozen.json::qa-01 is skipped, but the file records" in err
+    # A case the user's configuration skips merges, with its reason.
+    shard_project.makeconftest(CONFTEST + SKIPPING)
+    behave(shard_project, {})
+    for mode in ([], ["-n", "2"]):
+        run_shards(shard_project, mode, 2)
+        code, out, err = merge(capsys, ["shard-1.json", "shard-2.json"], "-o", "merged.json")
+        assert code == 0, out + err
+        merged = document(shard_project.path / "merged.json")
+        assert merged["run"]["skip_reasons"] == {
+            "cases.frozen.json::qa-03": "backend for document 3 is down"
+        }
