@@ -149,6 +149,10 @@ class ItemHooks(RunState):
                 record.status = "xfailed" if report.skipped else "xpassed"
                 if not str(report.wasxfail).startswith(XFAIL_TAG_REASON):
                     record.xfail_reason = str(report.wasxfail) or "xfail"
+            elif report.skipped:
+                # pytest.skip() in the pipeline: skipped as pytest says, never a pass.
+                report.ragproof_skipped = True
+                return report
             elif report.failed and record.status == "passed":
                 record.status = "failed"  # xfail(strict=True) that passed: pytest fails it
             self._attach(report, record)

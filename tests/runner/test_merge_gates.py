@@ -215,3 +215,29 @@ def test_a_skipped_case_needs_the_reason_pytest_gave(
         assert merged["run"]["skip_reasons"] == {
             "cases.frozen.json::qa-03": "backend for document 3 is down"
         }
+
+
+def test_a_pipeline_that_calls_pytest_skip_skips_its_case(
+    shard_project: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pytest.skip() in the pipeline was recorded as a passed case without metrics."""
+    from tests.runner.shard_project import CONFTEST
+
+    skipping = CONFTEST.replace(
+        "        action = BEHAVIOUR.get(case.id)\n",
+        "        action = BEHAVIOUR.get(case.id)\n"
+        "        if case.id == 'qa-03':\n"
+        "            pytest.skip('document 3 is being reindexed')\n",
+    )
+    assert skipping != CONFTEST
+    shard_project.makeconftest(skipping)
+    for mode in ([], ["-n", "2"]):
+        result = run(shard_project, mode, "--ragproof-report=r.json")
+        result.assert_outcomes(passed=11, skipped=1)
+        doc = document(shard_project.path / "r.json")
+        assert "qa-03" not in [c["id"] for c in doc["cases"]]
+        assert doc["run"]["skip_reasons"] == {
+            "cases.frozen.json::qa-03": "document 3 is being reindexed"
+        }
+        code, out, err = merge(capsys, ["r.json"])
+        assert code == 0, out + err
