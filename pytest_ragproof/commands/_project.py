@@ -1,7 +1,7 @@
 """The ``ragproof_*`` ini values of the project a command runs in, found as pytest finds them.
 
-``ragproof merge`` and ``ragproof history add`` decide a verdict with the thresholds of
-the configuration they run in, not with the ones a results file says it was run with.
+``ragproof merge`` decides a verdict with the gates of the configuration it runs in,
+not with the ones a results file says it was run with.
 pytest looks for its configuration file from the invocation folder upwards and takes
 the first of ``pytest.ini``, ``.pytest.ini``, ``pyproject.toml`` (with a
 ``[tool.pytest.ini_options]`` or ``[tool.pytest]`` table), ``tox.ini`` (with ``[pytest]``)
@@ -84,10 +84,9 @@ def _ini(path: Path, section: str | None) -> dict[str, Any] | None:
         raise ConfigError(f"{exc}; fix the file pytest reads its configuration from") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not readable as an ini file ({type(exc).__name__})") from None
-    names = [section] if section else ["pytest"]
-    for name in names:
-        if name in parsed:
-            return dict(parsed[name].items())
+    name = section or "pytest"
+    if name in parsed:
+        return dict(parsed[name].items())
     # pytest.ini and .pytest.ini are the configuration file even without a [pytest] section.
     return {} if section is None else None
 

@@ -59,7 +59,7 @@ class FinishHooks(WorkerMerge):
             + sum(self.marker_population.values()),
             populations={relpath(self.config, p): n for p, n in self.populations.items()},
             skipped=sorted(self.skipped & chosen),
-            skip_reasons={n: self.skip_reasons.get(n, "skipped") for n in self.skipped & chosen},
+            skip_reasons=self.skip_reasons,  # run_section keeps the skipped cases' own
             deselected=sorted(self.expected - chosen),
             git=git_info(self.config.rootpath),
         )

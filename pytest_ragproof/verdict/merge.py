@@ -231,7 +231,7 @@ def merge(
     if gates is not None:
         from pytest_ragproof.verdict.merge_gates import gated_config, restatus
 
-        cfg, differ, case_level = gated_config(first.run["config"], gates, base)
+        cfg, differ, case_level = gated_config(first.run["config"], cfg, gates, base)
         unchecked.extend(differ)
         if case_level:
             files = restatus(files, cfg, gates.xfail_strict)

@@ -19,6 +19,7 @@ from typing import Any
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.verdict.config import RunConfig
 from pytest_ragproof.verdict.merge_checks import CaseEntry, ShardFile, expected_statuses
+from pytest_ragproof.verdict.record import Failure
 from pytest_ragproof.verdict.thresholds import misses
 
 __all__ = ["Gates", "gated_config", "restatus"]
@@ -94,14 +95,14 @@ def _shown(key: str, value: Any) -> str:
 
 
 def gated_config(
-    recorded: Mapping[str, Any], gates: Gates, base: Path
+    recorded: Mapping[str, Any], theirs_cfg: RunConfig, gates: Gates, base: Path
 ) -> tuple[RunConfig, list[str], bool]:
-    """The run configuration the shards recorded with the merge's gates in place of
-    theirs, the notes on each gate that differs, and whether a case-level gate differs
-    (then :func:`restatus` decides the cases again)."""
+    """The run configuration the shards recorded (``recorded``, rebuilt as ``theirs_cfg``)
+    with the merge's gates in place of theirs, the notes on each gate that differs, and
+    whether a case-level gate differs (then :func:`restatus` decides the cases again)."""
     from pytest_ragproof.verdict.recorded import config_from_record, config_record
 
-    theirs = config_record(config_from_record(dict(recorded), base))
+    theirs = config_record(theirs_cfg)
     try:
         cfg = config_from_record(_record(recorded, gates), base)
     except ConfigError as exc:
@@ -159,15 +160,7 @@ def _case(
             if observed is not None
             else str((case.get("not_judged") or {}).get(t.metric, "not recorded for this case"))
         )
-        failures.append(
-            {
-                "expression": t.expression,
-                "metric": t.metric,
-                "observed": observed,
-                "bound": t.bound,
-                "reason": reason,
-            }
-        )
+        failures.append(Failure(t.expression, t.metric, observed, t.bound, reason).to_dict())
     status = allowed[0]
     if status == "xpassed" and strict:
         status = "failed"
