@@ -36,6 +36,10 @@ def _cache_entries(root: Path) -> int:
         return 0
     conn = sqlite3.connect(f"{store.as_uri()}?mode=ro", uri=True)
     try:
+        # A child process may have created the file but not yet its table.
+        schema = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'entries'"
+        if not conn.execute(schema).fetchone()[0]:
+            return 0
         return int(conn.execute("SELECT count(*) FROM entries").fetchone()[0])
     finally:
         conn.close()
