@@ -159,7 +159,19 @@ class EndpointError(RagproofError):
 
 
 class LLMError(RagproofError):
-    """Base class of the LLM layer's errors."""
+    """Base class of the LLM layer's errors.
+
+    ``attempts`` counts the HTTP requests the failed call made and ``waited_s`` the
+    seconds from its first request to giving up: usage lines count failed calls too.
+    """
+
+    attempts: int = 0
+    waited_s: float = 0.0
+
+    @property
+    def kind(self) -> str:
+        """How the call failed, in a few words for usage lines (``timeout``, ``HTTP 500``)."""
+        return type(self).__name__
 
 
 class LLMConfigError(LLMError):
@@ -188,6 +200,7 @@ class ProviderError(LLMError):
         self.exc_type = exc_type
         self.status = status
         self.attempts = attempts
+        self.waited_s = 0.0
         status_text = f" (HTTP {status})" if status is not None else ""
         hint = ""
         if status in (401, 403):
@@ -196,10 +209,31 @@ class ProviderError(LLMError):
             f"provider call failed: {exc_type}{status_text} after {attempts} attempt(s){hint}"
         )
 
+    @property
+    def kind(self) -> str:
+        return f"HTTP {self.status}" if self.status is not None else self.exc_type
+
 
 class LLMTimeoutError(ProviderError):
     """A call, or the total retry budget, ran out of time."""
 
+    @property
+    def kind(self) -> str:
+        return "timeout"
+
 
 class InvalidOutputError(LLMError):
-    """The model's output did not validate against the expected schema, even after repair."""
+    """The model's output did not validate against the expected schema, even after repair.
+
+    ``cut_at`` is the completion budget (tokens) when the last reply was cut by it
+    (``finish_reason: length``): the kind is then ``cut at N tokens``.
+    """
+
+    def __init__(self, message: str, *, cut_at: int | None = None, attempts: int = 0) -> None:
+        super().__init__(message)
+        self.cut_at = cut_at
+        self.attempts = attempts
+
+    @property
+    def kind(self) -> str:
+        return "invalid output" if self.cut_at is None else f"cut at {self.cut_at} tokens"

@@ -191,6 +191,8 @@ def evaluate(
     judge_response_format: str = "auto",
     judge_timeout: float | None = None,
     judge_retries: int | None = None,
+    judge_max_tokens: int | None = None,
+    judge_instructions: str = "system",
     judge_inputs: Callable[[Any, Any], Mapping[str, Any]] | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     cache: bool = True,
@@ -257,6 +259,8 @@ def evaluate(
         judge_response_format=judge_response_format,
         judge_timeout=judge_timeout,
         judge_retries=judge_retries,
+        judge_max_tokens=judge_max_tokens,
+        judge_instructions=judge_instructions,
         cache_dir=None if cache_dir is None else str(cache_dir),
         cache=cache,
     )

@@ -90,6 +90,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(e.g. a local vLLM or llama.cpp server), json_object or prompt",
     )
     add(
+        "--max-tokens",
+        type=positive,
+        default=None,
+        metavar="N",
+        help="completion budget of every call (default: each step's own, sized from its "
+        "input and item count); a reply cut there is discarded, never kept",
+    )
+    add(
+        "--instructions",
+        choices=("system", "user"),
+        default="system",
+        help="where instructions go: system messages (default) or the first user message, "
+        "for chat templates that drop system messages",
+    )
+    add(
         "--concurrency",
         type=positive,
         default=DEFAULT_CONCURRENCY,
@@ -224,6 +239,8 @@ def run(args: argparse.Namespace) -> int:
             api_base=args.api_base,
             concurrency=args.concurrency,
             response_format=args.response_format,
+            max_tokens=args.max_tokens,
+            instructions=args.instructions,
         )
         if args.no_cache:
             # Every call will be sent: a missing key is one error before the first.

@@ -112,6 +112,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="how structured replies are asked for, as --ragproof-judge-response-format",
     )
+    add(
+        "--max-tokens",
+        type=_number(int, 1),
+        default=None,
+        metavar="N",
+        help="completion budget of every call, as --ragproof-judge-max-tokens "
+        "(default: each step's own)",
+    )
+    add(
+        "--instructions",
+        choices=("system", "user"),
+        default="system",
+        help="where judge instructions go, as --ragproof-judge-instructions",
+    )
     timeout, retries = defaults.LLM_TIMEOUT_S, defaults.LLM_RETRIES
     add(
         "--timeout",
@@ -243,6 +257,8 @@ def run(args: argparse.Namespace) -> int:
             cache=not args.no_cache,
             timeout_s=args.timeout,
             max_retries=args.retries,
+            max_tokens=args.max_tokens,
+            instructions=args.instructions,
         )
         from pytest_ragproof.numeric import is_binary
 

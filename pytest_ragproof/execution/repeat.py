@@ -39,8 +39,6 @@ if TYPE_CHECKING:
 
 __all__ = ["RepeatVerdict", "case_outcomes", "finish_repeats", "repeat_keys"]
 
-_USAGE_KEYS = ("calls", "cached", "requests", "prompt_tokens", "completion_tokens")
-
 
 def repeat_keys(key: str, n: int) -> list[str]:
     """The prefetch/judging keys of a case's calls: ``key`` itself when it runs once."""
@@ -154,14 +152,9 @@ def _judge_totals(record: CaseRecord, runs: Sequence[CaseRecord]) -> None:
     first judge or evaluator error."""
     usages = [r.judge_usage for r in runs if r.judge_usage is not None]
     if usages:
-        usage: dict[str, Any] = {k: sum(int(u.get(k, 0)) for u in usages) for k in _USAGE_KEYS}
-        costs = [u.get("cost_usd") for u in usages]
-        usage["cost_usd"] = (
-            None
-            if any(c is None for c in costs)
-            else round(math.fsum(float(c) for c in costs if c is not None), 8)
-        )
-        record.judge_usage = usage
+        from pytest_ragproof.judges.base import merge_usage
+
+        record.judge_usage = merge_usage(usages)
     estimates = [r.judge_estimate for r in runs if r.judge_estimate]
     if estimates:
         keys = sorted({k for e in estimates for k in e})

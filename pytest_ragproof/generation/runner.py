@@ -114,6 +114,7 @@ class _Executor:
                 generator.schema,
                 prompt_version=generator.prompt_version,
                 replay_invalid=True,
+                items=n,
             )
         except LLMConfigError:
             raise
@@ -158,6 +159,7 @@ class _Executor:
                 QAVerification,
                 prompt_version=QA_VERIFY_VERSION,
                 replay_invalid=True,
+                items=n,
             )
         except LLMConfigError:
             raise

@@ -114,11 +114,24 @@ class JudgeSettings:
     cache: bool = True
     timeout_s: float = defaults.LLM_TIMEOUT_S
     max_retries: int = defaults.LLM_RETRIES
+    #: Completion budget of every judge call; None: each step's own (llm.request).
+    max_tokens: int | None = None
+    #: ``system`` or ``user``: where the judge instructions go (llm.config).
+    instructions: str = "system"
 
     def settings(self) -> dict[str, object]:
-        """What the results document records (no secrets: keys come from the environment)."""
-        return {
+        """What the results document records (no secrets: keys come from the environment).
+
+        The budget and the instructions' place are recorded only when set: they change
+        what the judge sees, and a run without them reads as it always did.
+        """
+        out: dict[str, object] = {
             "judges": sorted(self.judges),
             "judge_model": self.model,
             "judge_response_format": self.response_format,
         }
+        if self.max_tokens is not None:
+            out["judge_max_tokens"] = self.max_tokens
+        if self.instructions != "system":
+            out["judge_instructions"] = self.instructions
+        return out

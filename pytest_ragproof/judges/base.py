@@ -9,12 +9,14 @@ and writes its score and reasons into the :class:`CaseJudgement`. The engine
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import math
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from pytest_ragproof.errors import LLMError
 from pytest_ragproof.judges.prompts import Messages, Step
 
 T = TypeVar("T", bound=BaseModel)
@@ -41,6 +43,11 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = 0.0  # None once any call's price is unknown
+    #: Logical calls that ended in an error, by how (``timeout``, ``HTTP 500``,
+    #: ``invalid output``, ``cut at N tokens``); their requests count in ``requests``.
+    failures: dict[str, int] = field(default_factory=dict)
+    #: Seconds lost to failed requests and backoff, and to failed calls until they gave up.
+    waited_s: float = 0.0
 
     def add(self, other: Usage) -> None:
         self.calls += other.calls
@@ -52,9 +59,18 @@ class Usage:
             self.cost_usd = None
         else:
             self.cost_usd += other.cost_usd
+        for kind, n in other.failures.items():
+            self.failures[kind] = self.failures.get(kind, 0) + n
+        self.waited_s += other.waited_s
+
+    def failed(self, exc: LLMError) -> None:
+        """Count a call that ended in ``exc``: its kind, its requests, its time."""
+        self.failures[exc.kind] = self.failures.get(exc.kind, 0) + 1
+        self.requests += exc.attempts
+        self.waited_s += exc.waited_s
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "calls": self.calls,
             "cached": self.cached,
             "requests": self.requests,
@@ -62,6 +78,37 @@ class Usage:
             "completion_tokens": self.completion_tokens,
             "cost_usd": None if self.cost_usd is None else round(self.cost_usd, 8),
         }
+        # Only when something failed or waited: a clean run's records read as before.
+        if self.failures:
+            out["failures"] = dict(sorted(self.failures.items()))
+        if self.waited_s:
+            out["waited_s"] = round(self.waited_s, 3)
+        return out
+
+
+USAGE_COUNTS = ("calls", "cached", "requests", "prompt_tokens", "completion_tokens")
+
+
+def merge_usage(usages: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Recorded ``judge_usage`` dicts summed: counts, cost (None if any is), failures, waits."""
+    usages = list(usages)
+    out: dict[str, Any] = {k: sum(int(u.get(k, 0)) for u in usages) for k in USAGE_COUNTS}
+    costs = [u.get("cost_usd") for u in usages]
+    out["cost_usd"] = (
+        None
+        if any(c is None for c in costs)
+        else round(math.fsum(float(c) for c in costs if c is not None), 8)
+    )
+    failures: dict[str, int] = {}
+    for u in usages:
+        for kind, n in (u.get("failures") or {}).items():
+            failures[str(kind)] = failures.get(str(kind), 0) + int(n)
+    if failures:
+        out["failures"] = dict(sorted(failures.items()))
+    waited = math.fsum(float(u.get("waited_s") or 0.0) for u in usages)
+    if waited:
+        out["waited_s"] = round(waited, 3)
+    return out
 
 
 @dataclass

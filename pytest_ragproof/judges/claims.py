@@ -30,7 +30,9 @@ def prompt(question: str, answer: str) -> Messages:
 async def extract(ask: Ask, question: str, answer: str) -> list[str]:
     """The answer's claims, stripped, empty ones dropped."""
     with grounding.claims_from("answer", answer, question):
-        extracted = await ask(STEP, prompt(question, answer), S.Claims)
+        extracted = await ask(
+            STEP, prompt(question, answer), S.Claims, items=len(sentences(answer))
+        )
     return [c.strip() for c in extracted.claims if c.strip()]
 
 

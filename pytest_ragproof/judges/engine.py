@@ -89,6 +89,8 @@ def judge_llm_config(settings: JudgeSettings) -> LLMConfig:
         max_retries=settings.max_retries,
         max_total_s=max(settings.timeout_s * (settings.max_retries + 1), 1.0) + 60.0,
         response_format=settings.response_format,
+        max_tokens=settings.max_tokens,
+        instructions=settings.instructions,
         temperature=0.0,
         seed=0,
     )
@@ -168,8 +170,12 @@ class JudgeEngine:
     ) -> T:
         try:
             result = await self.client.structured(
-                messages, schema, prompt_version=step.prompt_version
+                messages, schema, prompt_version=step.prompt_version, items=items
             )
+        except LLMError as exc:
+            if not isinstance(exc, LLMConfigError):
+                out.usage.failed(exc)
+            raise
         except DryRunCall:
             est = out.estimate = out.estimate or Estimate()
             est.calls += 1
@@ -192,6 +198,7 @@ class JudgeEngine:
         if not result.cached:
             # Tokens spent by this run: a cached reply cost nothing today.
             usage.requests += result.attempts
+            usage.waited_s += result.waited_s
             usage.prompt_tokens += result.usage.prompt_tokens
             usage.completion_tokens += result.usage.completion_tokens
         return result.value

@@ -7,7 +7,8 @@ retries (:mod:`~pytest_ragproof.llm.provider`, the only module importing litellm
 -> store it in the cache. asyncio is imported only when something must actually be
 awaited, litellm only on a cache miss.
 
-Only replies that validated (after the repair) are cached: an invalid reply is
+Only replies that validated (after the repair) are cached, and never one the provider
+cut at its completion budget (``finish_reason: length``): an invalid reply is
 asked again on the next run, and an entry that no longer validates is a miss.
 Generation passes ``replay_invalid=True``: its re-runs must reproduce a discard
 without a call, so there the final invalid reply is cached and served again.
@@ -93,6 +94,7 @@ class LLMClient:
         *,
         prompt_version: str,
         replay_invalid: bool = False,
+        items: int = 1,
         **params: Any,
     ) -> StructuredResult[T]:
         """A reply validated as ``schema``, repaired once if needed.
@@ -100,10 +102,11 @@ class LLMClient:
         Raises :class:`InvalidOutputError` when the reply (and its one repair) does
         not validate, :class:`ProviderError`/:class:`LLMTimeoutError` when the
         provider fails beyond the retry budget. ``replay_invalid`` caches that
-        invalid outcome and serves it again (see the module docstring).
+        invalid outcome and serves it again (see the module docstring). ``items``, the
+        number of items the reply should hold, sizes its completion budget.
         """
         self.stats.calls += 1
-        request = build_request(self.config, messages, prompt_version, params, schema)
+        request = build_request(self.config, messages, prompt_version, params, schema, items=items)
         hit = self._structured_hit(request, schema, replay_invalid)
         if hit is not None:
             return hit
@@ -116,19 +119,23 @@ class LLMClient:
         load_litellm()  # fail with the install hint before building the request
         send, params = structured_call(request, self.provider.structured_mode())
         reply = await self.provider.send(send, params)
-        parsed = _parse(reply.text, schema)
+        parsed = _parse_reply(reply, schema)
         repaired = isinstance(parsed, OutputParseError)
         if isinstance(parsed, OutputParseError):
             self.stats.repairs += 1
-            repair = repair_messages(send, reply.text, parsed.summary)
+            # A cut reply is not sent back: the model would continue it, not shorten it.
+            rejected = "(reply cut off)" if reply.cut_at is not None else reply.text
+            repair = repair_messages(send, rejected, parsed.summary)
             reply = reply.then(await self.provider.send(repair, params))
-            parsed = _parse(reply.text, schema)
+            parsed = _parse_reply(reply, schema)
         if isinstance(parsed, OutputParseError):
-            if replay_invalid:
+            if replay_invalid and reply.cut_at is None:
                 self._store(request, reply)
-            raise self._invalid(schema, parsed)
+            raise self._invalid(schema, parsed, reply)
         self._store(request, reply)
-        return StructuredResult(parsed, reply.usage, reply.cost, False, reply.attempts, repaired)
+        return StructuredResult(
+            parsed, reply.usage, reply.cost, False, reply.attempts, repaired, reply.waited_s
+        )
 
     # -- batches from sync code ---------------------------------------------
     def structured_batch(
@@ -230,18 +237,42 @@ class LLMClient:
         return self.cache.get(request.key) if self.cache.enabled else None
 
     def _store(self, request: Request, reply: Reply) -> None:
-        if not self.cache.enabled:
-            return  # the key is not made either
+        if not self.cache.enabled or reply.cut_at is not None:
+            return  # the key is not made either; a reply cut at its budget is never kept
         usage = reply.usage
         priced = reply.cost is not None
         entry = CachedResponse(reply.text, usage.prompt_tokens, usage.completion_tokens, priced)
         self.cache.put(request.key, entry)
 
-    def _invalid(self, schema: type[BaseModel], err: OutputParseError) -> InvalidOutputError:
-        self.stats.failures["InvalidOutputError"] += 1
-        return InvalidOutputError(
-            f"model output did not match {schema.__name__} after one repair: {err.summary}"
+    def _invalid(
+        self, schema: type[BaseModel], err: OutputParseError, reply: Reply | None = None
+    ) -> InvalidOutputError:
+        cut_at = None if reply is None else reply.cut_at
+        self.stats.failures[
+            "InvalidOutputError" if cut_at is None else "InvalidOutputError:cut"
+        ] += 1
+        error = InvalidOutputError(
+            f"model output did not match {schema.__name__} after one repair: {err.summary}",
+            cut_at=cut_at,
+            attempts=0 if reply is None else reply.attempts,
         )
+        if reply is not None:
+            error.waited_s = reply.waited_s
+        return error
+
+
+def _parse_reply(reply: Reply, schema: type[T]) -> T | OutputParseError:
+    """The reply as ``schema``; a reply cut at its completion budget is never used.
+
+    Even when the cut happens to leave valid JSON (a list closed early, padding cut),
+    it is not what the model meant to say: the repair asks for a shorter reply.
+    """
+    if reply.cut_at is not None:
+        return OutputParseError(
+            f"the reply was cut at {reply.cut_at} tokens (finish_reason: length) before it "
+            "ended; keep it shorter: only the JSON value, with short strings"
+        )
+    return _parse(reply.text, schema)
 
 
 def _parse(text: str | None, schema: type[T]) -> T | OutputParseError:

@@ -51,6 +51,10 @@ class LLMConfig:
     #: ``json_schema``, ``json_object`` (OpenAI JSON mode plus the schema in the
     #: prompt) or ``prompt`` (the schema in the prompt only).
     response_format: str = "auto"
+    #: Where instructions go: ``system`` (system messages, as written) or ``user`` (every
+    #: system message folded into the first user message, for chat templates that drop
+    #: system messages, e.g. llama-cpp-python's ``--chat_format gemma``).
+    instructions: str = "system"
     extra_params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -72,6 +76,13 @@ class LLMConfig:
                 f"response format must be one of {', '.join(RESPONSE_FORMATS)}; "
                 f"got '{self.response_format}'"
             )
+        if self.instructions not in INSTRUCTION_PLACES:
+            raise LLMConfigError(
+                f"instructions must be one of {', '.join(INSTRUCTION_PLACES)}; "
+                f"got '{self.instructions}'"
+            )
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise LLMConfigError(f"max_tokens must be at least 1, got {self.max_tokens}")
         forbidden = _SECRET_PARAMS.intersection(self.extra_params)
         if forbidden:
             raise LLMConfigError(
@@ -93,6 +104,7 @@ class LLMConfig:
 
 
 RESPONSE_FORMATS = ("auto", "json_schema", "json_object", "prompt")
+INSTRUCTION_PLACES = ("system", "user")
 
 #: Parameters that would put secrets into our objects, cache keys or logs.
 _SECRET_PARAMS = frozenset({"api_key", "headers", "extra_headers", "azure_ad_token"})

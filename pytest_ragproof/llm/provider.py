@@ -9,6 +9,7 @@ survive, and no exception we raise chains to the provider's.
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import functools
 import heapq
 import itertools
@@ -230,9 +231,11 @@ class Provider:
         if api_key is not None:
             kwargs["api_key"] = api_key
         attempt = 0
+        started = loop.time()
         while True:
             attempt += 1
-            remaining = deadline - loop.time()
+            attempt_started = loop.time()
+            remaining = deadline - attempt_started
             attempt_timeout = max(0.001, min(cfg.timeout_s, remaining))
             kwargs["timeout"] = attempt_timeout
             self.stats.requests += 1
@@ -249,7 +252,13 @@ class Provider:
                 # provider message) is dropped when this block ends.
                 failure = classify(litellm, exc)
             else:
-                return self._account(litellm, response, attempt)
+                budget = params.get("max_tokens")
+                reply = self._account(litellm, response, attempt, budget)
+                if attempt_started > started:
+                    waited = attempt_started - started
+                    self.stats.waited_s += waited
+                    reply = dataclasses.replace(reply, waited_s=waited)
+                return reply
             retry_in = failure.retry_after
             if retry_in is None:
                 retry_in = backoff_delay(
@@ -257,7 +266,10 @@ class Provider:
                 )
             out_of_budget = loop.time() + retry_in >= deadline
             if failure.reason is None or attempt > cfg.max_retries or out_of_budget:
-                raise self._give_up(failure, attempt)
+                error = self._give_up(failure, attempt)
+                error.waited_s = loop.time() - started
+                self.stats.waited_s += error.waited_s
+                raise error
             self.stats.retries[failure.reason] += 1
             await asyncio.sleep(retry_in)
 
@@ -285,11 +297,13 @@ class Provider:
         self.stats.failures[f"{error_cls.__name__}:{failure.exc_type}"] += 1
         return error_cls(failure.exc_type, failure.status, attempts)
 
-    def _account(self, litellm: Any, response: Any, attempts: int) -> Reply:
+    def _account(self, litellm: Any, response: Any, attempts: int, budget: Any) -> Reply:
         try:
-            text = response.choices[0].message.content
+            choice = response.choices[0]
+            text = choice.message.content
+            finish = getattr(choice, "finish_reason", None)
         except (AttributeError, IndexError):
-            text = None
+            text = finish = None
         raw_usage = getattr(response, "usage", None)
         usage = Usage(
             int(getattr(raw_usage, "prompt_tokens", 0) or 0),
@@ -297,7 +311,12 @@ class Provider:
         )
         cost = _cost_of(litellm, response)
         self.stats.record_usage(usage, cost)
-        return Reply(text if isinstance(text, str) else None, usage, cost, attempts)
+        cut_at = None
+        if finish == "length":
+            # Stopped by its completion budget: what it wrote is a prefix, never an answer.
+            cut_at = budget if isinstance(budget, int) else usage.completion_tokens
+            self.stats.cut += 1
+        return Reply(text if isinstance(text, str) else None, usage, cost, attempts, cut_at)
 
 
 class SlotGate:

@@ -1,7 +1,8 @@
 """Exactly what the LLM layer sends, and the result types it returns.
 
 Sent to the provider, and nothing else: the caller's messages; the parameters
-``temperature``, ``seed`` and ``max_tokens`` when configured, the config's
+``temperature``, ``seed`` when configured, ``max_tokens`` (configured, else a
+per-step :func:`completion_budget` on structured calls), the config's
 ``extra_params`` and the caller's own; for structured calls either a JSON-schema
 ``response_format`` (models litellm says support it) or :data:`JSON_INSTRUCTION`
 added to the system message; and for a repair, the rejected reply plus
@@ -77,16 +78,25 @@ class StructuredResult(Generic[T]):
     cached: bool
     attempts: int
     repaired: bool = False
+    #: Seconds lost to failed requests and backoff before the reply came.
+    waited_s: float = 0.0
 
 
 @dataclass(frozen=True)
 class Reply:
-    """One successful HTTP exchange (after retries): text, usage, cost, requests made."""
+    """One successful HTTP exchange (after retries): text, usage, cost, requests made.
+
+    ``cut_at`` is set when the provider stopped the reply at its completion budget
+    (``finish_reason: length``): the budget sent, else the tokens it wrote. ``waited_s``
+    is the time lost to failed attempts and backoff before the one that answered.
+    """
 
     text: str | None
     usage: Usage
     cost: float | None
     attempts: int
+    cut_at: int | None = None
+    waited_s: float = 0.0
 
     def then(self, later: Reply) -> Reply:
         """This exchange followed by ``later`` (a repair): ``later``'s text, summed costs."""
@@ -95,6 +105,8 @@ class Reply:
             self.usage + later.usage,
             add_cost(self.cost, later.cost),
             self.attempts + later.attempts,
+            later.cut_at,
+            self.waited_s + later.waited_s,
         )
 
 
@@ -107,6 +119,8 @@ class Request:
     schema: type[BaseModel] | None
     model: str
     prompt_version: str
+    #: ``user``: system messages are folded into the first user message when sent.
+    instructions: str = "system"
 
     @property
     def schema_json(self) -> dict[str, Any] | None:
@@ -135,10 +149,38 @@ def build_request(
     prompt_version: str,
     params: Mapping[str, Any],
     schema: type[BaseModel] | None = None,
+    *,
+    items: int = 1,
 ) -> Request:
-    """The messages and parameters to send, and the key they are cached under."""
+    """The messages and parameters to send, and the key they are cached under.
+
+    A structured call always carries a completion budget: the configured
+    ``max_tokens``, the caller's, or :func:`completion_budget` for ``items`` items.
+    """
     msgs, call_params = prepare(config, messages, params)
-    return Request(msgs, call_params, schema, config.model, prompt_version)
+    if schema is not None and "max_tokens" not in call_params:
+        call_params["max_tokens"] = completion_budget(msgs, items)
+    return Request(msgs, call_params, schema, config.model, prompt_version, config.instructions)
+
+
+#: The per-step completion budget: a base, a share per expected item, the input's size again.
+BUDGET_BASE_TOKENS = 256
+BUDGET_ITEM_TOKENS = 64
+BUDGET_MAX_TOKENS = 8192
+
+
+def completion_budget(messages: Sequence[Message], items: int = 1) -> int:
+    """Tokens a structured reply of ``items`` items may take: the expected size with headroom.
+
+    A judge's or generator's reply restates at most what it was given (the answer's
+    claims, one short verdict per claim or context, questions about a passage), so
+    the budget is :data:`BUDGET_BASE_TOKENS`, plus :data:`BUDGET_ITEM_TOKENS` per
+    item, plus the input's own size (characters / 4), at most :data:`BUDGET_MAX_TOKENS`.
+    A model that would otherwise write until its context is full stops there, and
+    the reply is named as cut.
+    """
+    wanted = BUDGET_BASE_TOKENS + BUDGET_ITEM_TOKENS * max(items, 1) + estimate_tokens(messages)
+    return min(wanted, BUDGET_MAX_TOKENS)
 
 
 def structured_call(request: Request, mode: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -152,9 +194,29 @@ def structured_call(request: Request, mode: str) -> tuple[list[dict[str, Any]], 
     else:
         # json_object still needs the schema in the prompt (and the word JSON).
         send = with_json_instruction(send, json_instruction(schema))
+        if request.instructions == "user":
+            send = in_first_user_message(send)
         if mode == "json_object":
             params["response_format"] = {"type": "json_object"}
     return send, params
+
+
+def in_first_user_message(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every system message's text put before the first user message's, in order.
+
+    For chat templates that drop system messages: the instructions then reach the
+    model as part of the user's turn. Without a user message they become one.
+    """
+    system = [m for m in messages if m.get("role") == "system"]
+    if not system:
+        return messages
+    rest = [dict(m) for m in messages if m.get("role") != "system"]
+    text = "\n\n".join(str(m.get("content") or "") for m in system)
+    for message in rest:
+        if message.get("role") == "user" and isinstance(message.get("content"), str):
+            message["content"] = f"{text}\n\n{message['content']}"
+            return rest
+    return [{"role": "user", "content": text}, *rest]
 
 
 @functools.cache
@@ -195,6 +257,8 @@ def prepare(
     msgs = [dict(m) for m in messages]
     if not msgs:
         raise LLMConfigError("no messages to send")
+    if config.instructions == "user":
+        msgs = in_first_user_message(msgs)
     call_params: dict[str, Any] = {"temperature": config.temperature}
     if config.seed is not None:
         call_params["seed"] = config.seed

@@ -58,6 +58,10 @@ class LLMStats:
     completion_tokens: int = 0
     cost_usd: float | None = None
     unpriced_requests: int = 0
+    #: Replies the provider stopped at their completion budget (``finish_reason: length``).
+    cut: int = 0
+    #: Seconds lost to failed requests and backoff (a failed call: until it gave up).
+    waited_s: float = 0.0
 
     @property
     def total_retries(self) -> int:
@@ -84,10 +88,12 @@ class LLMStats:
             "calls": self.calls,
             "completion_tokens": self.completion_tokens,
             "cost_usd": self.cost_usd,
+            "cut": self.cut,
             "failures": dict(sorted(self.failures.items())),
             "prompt_tokens": self.prompt_tokens,
             "repairs": self.repairs,
             "requests": self.requests,
             "retries": dict(sorted(self.retries.items())),
             "unpriced_requests": self.unpriced_requests,
+            "waited_s": round(self.waited_s, 3),
         }

@@ -252,6 +252,19 @@ OPTIONS: tuple[Option, ...] = (
         metavar="MODE",
     ),
     Option(
+        "judge_max_tokens",
+        "completion budget (tokens) of every judge call (default: each step's own, sized "
+        "from its input); a reply cut there is an error, never a score",
+        metavar="N",
+    ),
+    Option(
+        "judge_instructions",
+        "where judge instructions go: system (default) or user (the first user message, "
+        "for chat templates that drop system messages)",
+        default="system",
+        metavar="PLACE",
+    ),
+    Option(
         "judge_timeout",
         f"seconds one judge request may take (default {defaults.LLM_TIMEOUT_S:g})",
         metavar="SECONDS",

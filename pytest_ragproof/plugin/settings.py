@@ -74,6 +74,8 @@ def build(config: pytest.Config) -> RunConfig:
         judge_response_format=str(get(config, "judge_response_format")),
         judge_timeout=get(config, "judge_timeout"),
         judge_retries=get(config, "judge_retries"),
+        judge_max_tokens=get(config, "judge_max_tokens"),
+        judge_instructions=str(get(config, "judge_instructions")),
         cache_dir=cache_dir(config),
         cache=not bool(get(config, "no_cache")),
     )

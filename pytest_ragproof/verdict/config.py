@@ -170,6 +170,8 @@ def make_config(
     judge_response_format: str = "auto",
     judge_timeout: float | str | None = None,
     judge_retries: int | str | None = None,
+    judge_max_tokens: int | str | None = None,
+    judge_instructions: str = "system",
     cache_dir: str | None = None,
     cache: bool = True,
 ) -> RunConfig:
@@ -243,6 +245,8 @@ def make_config(
         response_format=judge_response_format,
         timeout=judge_timeout,
         retries=judge_retries,
+        max_tokens=judge_max_tokens,
+        instructions=judge_instructions,
         cache_dir=cache_dir,
         cache=cache,
     )
@@ -338,6 +342,8 @@ def _judge_settings(
     response_format: str,
     timeout: float | str | None,
     retries: int | str | None,
+    max_tokens: int | str | None,
+    instructions: str,
     cache_dir: str | None,
     cache: bool,
 ) -> JudgeSettings | None:
@@ -369,6 +375,9 @@ def _judge_settings(
         raise ConfigError(
             f"--ragproof-judge-response-format takes {', '.join(RESPONSE_FORMATS)}; got '{fmt}'"
         )
+    place = instructions.strip()
+    if place not in ("system", "user"):
+        raise ConfigError(f"--ragproof-judge-instructions takes system or user; got '{place}'")
     return JudgeSettings(
         judges=frozenset(names),
         model=chosen,
@@ -386,6 +395,10 @@ def _judge_settings(
             if retries in (None, "")
             else _int("judge_retries", str(retries), 0)
         ),
+        max_tokens=(
+            None if max_tokens in (None, "") else _int("judge_max_tokens", str(max_tokens), 1)
+        ),
+        instructions=place,
     )
 
 

@@ -11,16 +11,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_ragproof.judges import JudgeSettings
+from pytest_ragproof.judges.base import merge_usage
 from pytest_ragproof.verdict.record import CaseRecord
 
-_USAGE_KEYS = ("calls", "cached", "requests", "prompt_tokens", "completion_tokens")
 _ESTIMATE_KEYS = ("calls", "cached", "prompt_tokens", "completion_tokens")
 
 
 def judge_totals(records: Sequence[CaseRecord], settings: JudgeSettings) -> dict[str, Any]:
     """The ``judges`` section of the results document."""
-    totals: dict[str, Any] = {k: 0 for k in _USAGE_KEYS}
-    cost: float | None = 0.0
+    usages: list[Mapping[str, Any]] = []
     judged = 0
     not_judged: Counter[str] = Counter()
     errors = 0
@@ -32,15 +31,16 @@ def judge_totals(records: Sequence[CaseRecord], settings: JudgeSettings) -> dict
         if usage is None:
             continue
         judged += 1
-        for k in _USAGE_KEYS:
-            totals[k] += int(usage.get(k, 0))
-        case_cost = usage.get("cost_usd")
-        cost = None if cost is None or case_cost is None else cost + float(case_cost)
+        usages.append(usage)
         for reason in r.not_judged.values():
             not_judged[reason] += 1
         if estimate is not None and r.judge_estimate:
             for k in _ESTIMATE_KEYS:
                 estimate[k] += int(r.judge_estimate.get(k, 0))
+    totals = merge_usage(usages)
+    cost = totals.pop("cost_usd")
+    failures = totals.pop("failures", None)
+    waited = totals.pop("waited_s", None)
     out: dict[str, Any] = {
         **settings.settings(),
         "judge_concurrency": settings.concurrency,
@@ -50,6 +50,11 @@ def judge_totals(records: Sequence[CaseRecord], settings: JudgeSettings) -> dict
         "cost_usd": None if cost is None else round(cost, 6),
         "not_judged": dict(sorted(not_judged.items())),
     }
+    # Only when calls failed or waited: a clean run's document reads as before.
+    if failures:
+        out["failures"] = failures
+    if waited:
+        out["waited_s"] = waited
     if settings.max_calls is not None:
         out["max_calls"] = settings.max_calls
     if settings.budget_usd is not None:
@@ -63,9 +68,17 @@ def judge_lines(totals: dict[str, Any]) -> list[str]:
     """The summary's judge lines: calls, tokens, cost, what was not judged and why."""
     cost = totals["cost_usd"]
     cost_text = "cost unknown (no price for this model)" if cost is None else f"${cost:.4f}"
+    failures: dict[str, int] = totals.get("failures") or {}
+    failed = ""
+    if failures:
+        kinds = ", ".join(f"{n} {kind}" for kind, n in failures.items())
+        failed = f"{sum(failures.values())} failed ({kinds}), "
+    waited = totals.get("waited_s")
+    waited_text = f", {waited:.1f} s lost to failed requests and backoff" if waited else ""
     lines = [
-        f"judges ({totals['judge_model']}): {totals['calls']} call(s), {totals['cached']} "
-        f"cached, {totals['prompt_tokens']} prompt + {totals['completion_tokens']} completion "
+        f"judges ({totals['judge_model']}): {totals['calls']} call(s), {failed}"
+        f"{totals['cached']} cached, {totals['requests']} request(s){waited_text}, "
+        f"{totals['prompt_tokens']} prompt + {totals['completion_tokens']} completion "
         f"tokens, {cost_text}"
     ]
     skipped = totals.get("not_judged") or {}

@@ -11,10 +11,13 @@ cache folder, no endpoint headers; the baseline as the user wrote its path.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof import defaults
 from pytest_ragproof.verdict.config import RunConfig, make_config
+
+if TYPE_CHECKING:
+    from pytest_ragproof.judges import JudgeSettings
 
 
 def config_record(cfg: RunConfig) -> dict[str, Any]:
@@ -51,18 +54,26 @@ def config_record(cfg: RunConfig) -> dict[str, Any]:
             "allow_dataset_change": baseline.allow_dataset_change,
             "fail_on_case_regression": baseline.fail_on_case_regression,
         },
-        "judges": None
-        if judges is None
-        else {
-            "judges": sorted(judges.judges),
-            "model": judges.model,
-            "concurrency": judges.concurrency,
-            "budget_usd": judges.budget_usd,
-            "max_calls": judges.max_calls,
-            "dry_run": judges.dry_run,
-            "response_format": judges.response_format,
-        },
+        "judges": None if judges is None else _judges_record(judges),
     }
+
+
+def _judges_record(judges: JudgeSettings) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "judges": sorted(judges.judges),
+        "model": judges.model,
+        "concurrency": judges.concurrency,
+        "budget_usd": judges.budget_usd,
+        "max_calls": judges.max_calls,
+        "dry_run": judges.dry_run,
+        "response_format": judges.response_format,
+    }
+    # Recorded only when set, so the files of runs without them read as before.
+    if judges.max_tokens is not None:
+        out["max_tokens"] = judges.max_tokens
+    if judges.instructions != "system":
+        out["instructions"] = judges.instructions
+    return out
 
 
 def config_from_record(record: dict[str, Any], base: Path) -> RunConfig:
@@ -116,4 +127,6 @@ def config_from_record(record: dict[str, Any], base: Path) -> RunConfig:
         judge_max_calls=None if j is None else j["max_calls"],
         judge_dry_run=False if j is None else bool(j["dry_run"]),
         judge_response_format="auto" if j is None else str(j["response_format"]),
+        judge_max_tokens=None if j is None else j.get("max_tokens"),
+        judge_instructions="system" if j is None else str(j.get("instructions", "system")),
     )
