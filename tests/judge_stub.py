@@ -87,9 +87,10 @@ class ScriptedJudge:
 
     def __call__(self, body: dict[str, Any]) -> Action:
         messages = body["messages"]
-        system = messages[0]["content"]
-        user = messages[1]["content"]
-        match = _STEP.search(system)
+        # With --ragproof-judge-instructions=user the system text opens the user message.
+        system = "\n".join(m["content"] for m in messages if m["role"] == "system")
+        user = next(m["content"] for m in messages if m["role"] == "user")
+        match = _STEP.search(system or user)
         step = match.group(1) if match else "unknown"
         with self._lock:
             self.steps[step] += 1

@@ -51,6 +51,12 @@ class Action:
     raw_body: str | None = None  # when set, sent verbatim instead of a completion
     prompt_tokens: int = 11
     completion_tokens: int = 7
+    finish_reason: str = "stop"
+
+
+def cut(content: str, *, completion_tokens: int = 64) -> Action:
+    """A 200 completion the server stopped at its budget (``finish_reason: length``)."""
+    return Action(content=content, completion_tokens=completion_tokens, finish_reason="length")
 
 
 def reply(
@@ -299,7 +305,7 @@ def _completion(request: JSONDict, action: Action) -> str:
                 {
                     "index": 0,
                     "message": {"role": "assistant", "content": action.content},
-                    "finish_reason": "stop",
+                    "finish_reason": action.finish_reason,
                 }
             ],
             "usage": {

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from pytest_ragproof.errors import LLMConfigError, LLMError, ProviderError
+from pytest_ragproof.errors import InvalidOutputError, LLMConfigError, LLMError, ProviderError
 from pytest_ragproof.judges import JUDGE_KINDS, JudgeSettings, claims
 from pytest_ragproof.judges.base import (
     Ask,
@@ -326,4 +326,6 @@ def _error_of(step: Step, exc: LLMError) -> dict[str, Any]:
         error["cause"] = exc.exc_type
         error["status"] = exc.status
         error["attempts"] = exc.attempts
+    elif isinstance(exc, InvalidOutputError) and exc.cut_at is not None:
+        error["cause"] = exc.kind  # "cut at N tokens": the budget, not the model, ended it
     return error

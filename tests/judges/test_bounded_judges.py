@@ -1,0 +1,91 @@
+"""Issue 38 in real pytest runs: bounded judge calls, cut replies, instructions in the
+user message, and usage lines that count failed calls."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.judge_stub import ScriptedJudge
+from tests.judges.project import CASES as CASES
+from tests.judges.project import CONFTEST as CONFTEST
+from tests.judges.test_pytest_runs import FailOn, judge_args, judged_row
+from tests.llm_stub import StubServer, cut, server_error
+from tests.pytester_projects import load_json, run
+
+
+def test_every_judge_call_carries_the_runs_budget_and_its_instructions_in_the_user_turn(
+    project: pytest.Pytester, llm_stub: StubServer
+) -> None:
+    llm_stub.set_handler(ScriptedJudge())
+    args = judge_args(
+        llm_stub,
+        "--ragproof-judges=all",
+        "--ragproof-judge-max-tokens=300",
+        "--ragproof-judge-instructions=user",
+        "--ragproof-report=results.json",
+    )
+    result = run(project, [], *args)
+    assert result.ret == 0, result.stdout.str()
+    assert llm_stub.requests and all(r["max_tokens"] == 300 for r in llm_stub.requests)
+    assert all(
+        [m["role"] for m in r["messages"]] == ["user"] for r in llm_stub.requests
+    )
+    # The judges saw the same instructions: the same scores as a system-message run.
+    out = result.stdout.str()
+    assert judged_row(out, "qa", "faithfulness") == ["3", "0.833", "0.500"]
+    doc = load_json(project.path / "results.json")
+    assert doc["settings"]["judge_max_tokens"] == 300
+    assert doc["settings"]["judge_instructions"] == "user"
+
+
+def test_without_the_option_each_step_has_its_own_budget(
+    project: pytest.Pytester, llm_stub: StubServer
+) -> None:
+    llm_stub.set_handler(ScriptedJudge())
+    result = run(project, [], *judge_args(llm_stub, "--ragproof-judges=all"))
+    assert result.ret == 0
+    budgets = {r["max_tokens"] for r in llm_stub.requests}
+    assert len(budgets) > 1 and all(isinstance(b, int) and 256 < b <= 8192 for b in budgets)
+
+
+def test_a_reply_cut_at_its_budget_is_that_case_error_named_by_the_budget(
+    project: pytest.Pytester, llm_stub: StubServer
+) -> None:
+    fragment = '{"claims": ["Berlin is the capital of Germany and is v'
+    llm_stub.set_handler(FailOn("Berlin", cut(fragment, completion_tokens=120)))
+    args = judge_args(
+        llm_stub,
+        "--ragproof-judges=faithfulness",
+        "--ragproof-judge-max-tokens=120",
+        "--ragproof-report=results.json",
+    )
+    result = run(project, [], *args)
+    assert result.ret == 1
+    out = result.stdout.str()
+    assert "judge step 'answer-claims/1' failed: InvalidOutputError (cut at 120 tokens" in out
+    doc = load_json(project.path / "results.json")
+    by_id = {c["id"]: c for c in doc["cases"]}
+    q3 = by_id["q3"]
+    assert q3["status"] == "error" and "faithfulness" not in q3["metrics"]
+    assert q3["judge_usage"]["failures"] == {"cut at 120 tokens": 1}
+    assert q3["judge_usage"]["requests"] == 2  # the call and its one repair
+    assert "1 failed (1 cut at 120 tokens)" in out
+
+
+def test_a_run_where_every_call_failed_says_so_in_its_usage_line(
+    project: pytest.Pytester, llm_stub: StubServer
+) -> None:
+    llm_stub.set_handler(FailOn("", server_error(500)))
+    args = judge_args(llm_stub, "--ragproof-judges=faithfulness", "--ragproof-report=r.json")
+    result = run(project, [], *args)
+    assert result.ret == 1
+    out = result.stdout.str()
+    sent = llm_stub.request_count
+    assert sent > 0
+    line = next(x for x in out.splitlines() if x.startswith("judges (openai/stub-judge)"))
+    assert line.startswith("judges (openai/stub-judge): 0 call(s), ")
+    assert f"failed ({sent} HTTP 500)" in line  # retries are 0: one request per call
+    assert f"{sent} request(s)" in line
+    doc = load_json(project.path / "r.json")
+    assert doc["judges"]["failures"] == {"HTTP 500": sent}
+    assert doc["judges"]["requests"] == sent
