@@ -27,9 +27,7 @@ def test_every_judge_call_carries_the_runs_budget_and_its_instructions_in_the_us
     result = run(project, [], *args)
     assert result.ret == 0, result.stdout.str()
     assert llm_stub.requests and all(r["max_tokens"] == 300 for r in llm_stub.requests)
-    assert all(
-        [m["role"] for m in r["messages"]] == ["user"] for r in llm_stub.requests
-    )
+    assert all([m["role"] for m in r["messages"]] == ["user"] for r in llm_stub.requests)
     # The judges saw the same instructions: the same scores as a system-message run.
     out = result.stdout.str()
     assert judged_row(out, "qa", "faithfulness") == ["3", "0.833", "0.500"]

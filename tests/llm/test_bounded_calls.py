@@ -65,9 +65,7 @@ def test_a_reply_cut_twice_is_an_error_named_by_its_budget_and_never_cached(
     assert "cut at 64 tokens (finish_reason: length)" in str(info.value)
     assert client.stats.failures == {"InvalidOutputError:cut": 1}
     # Not cached, not even for generation's replay of invalid replies: asked again.
-    again = asyncio.run(
-        client.structured(MESSAGES, QA, prompt_version="t-v1", replay_invalid=True)
-    )
+    again = asyncio.run(client.structured(MESSAGES, QA, prompt_version="t-v1", replay_invalid=True))
     assert not again.cached and llm_stub.request_count == 3
 
 
