@@ -193,6 +193,22 @@ class LLMUnreachableError(LLMConfigError):
         )
 
 
+class LLMUnresponsiveError(LLMConfigError):
+    """The model's endpoint answered nothing, even at a lowered concurrency (llm.breaker).
+
+    Every later call would wait out its timeouts too: a configuration error, said once.
+    """
+
+    def __init__(self, endpoint: str, what: str) -> None:
+        self.endpoint = endpoint
+        super().__init__(
+            f"{endpoint} answers nothing: {what}; stopped calling it. Check that the server "
+            "is running and can serve the model (a local model may need a completion budget, "
+            "--ragproof-judge-max-tokens, a longer --ragproof-judge-timeout or "
+            "--ragproof-judge-concurrency=1)"
+        )
+
+
 class ProviderError(LLMError):
     """The provider failed. Only the exception type and HTTP status are kept."""
 

@@ -25,6 +25,7 @@ from pytest_ragproof.errors import (
     MissingExtraError,
     ProviderError,
 )
+from pytest_ragproof.llm.breaker import Breaker
 from pytest_ragproof.llm.config import LLMConfig
 from pytest_ragproof.llm.failures import classify, shown_address
 from pytest_ragproof.llm.request import Reply
@@ -195,6 +196,8 @@ class Provider:
         self._rng = rng
         self._gates: tuple[asyncio.AbstractEventLoop, SlotGate] | None = None
         self._environment_checked = False
+        endpoint = shown_address(config.api_base) or f"the provider of {config.model}"
+        self.breaker = Breaker(endpoint, config.concurrency)
 
     def structured_mode(self) -> str:
         """How structured replies are asked for: ``auto`` resolved for this model."""
@@ -238,20 +241,28 @@ class Provider:
             remaining = deadline - attempt_started
             attempt_timeout = max(0.001, min(cfg.timeout_s, remaining))
             kwargs["timeout"] = attempt_timeout
-            self.stats.requests += 1
             failure: Failure
+            epoch: int | None = None
             try:
                 async with self._gate():
+                    self.breaker.check()  # given up on: no request (said once by the run)
+                    self.stats.requests += 1
+                    epoch = self.breaker.sent()
                     _redact_if_logged(litellm)
                     async with asyncio.timeout(attempt_timeout + _WATCHDOG_GRACE_S):
                         response = await litellm.acompletion(**kwargs)
             except asyncio.CancelledError:
+                if epoch is not None:
+                    self.breaker.in_flight -= 1
+                raise
+            except LLMConfigError:
                 raise
             except Exception as exc:
                 # Keep only type, status and Retry-After; the exception (and its
                 # provider message) is dropped when this block ends.
                 failure = classify(litellm, exc)
             else:
+                self.breaker.answered()
                 budget = params.get("max_tokens")
                 reply = self._account(litellm, response, attempt, budget)
                 if attempt_started > started:
@@ -259,6 +270,9 @@ class Provider:
                     self.stats.waited_s += waited
                     reply = dataclasses.replace(reply, waited_s=waited)
                 return reply
+            if epoch is not None:
+                # Outside the except block: a stop error must not chain to the provider's.
+                self._unanswered(failure, epoch)
             retry_in = failure.retry_after
             if retry_in is None:
                 retry_in = backoff_delay(
@@ -279,8 +293,19 @@ class Provider:
         # A gate binds to one loop; run_batch starts a new loop per batch.
         loop = asyncio.get_running_loop()
         if self._gates is None or self._gates[0] is not loop:
-            self._gates = (loop, SlotGate(self.config.concurrency))
+            self._gates = (loop, SlotGate(self.breaker.concurrency))
         return self._gates[1]
+
+    def _unanswered(self, failure: Failure, epoch: int) -> None:
+        """Tell the breaker about a request that got no answer; it may lower or stop."""
+        if failure.reason not in ("timeout", "connection"):
+            self.breaker.answered()  # an HTTP error is an answer: the endpoint is alive
+            return
+        lowered = self.breaker.unanswered_request(epoch, failure.reason)
+        if lowered is not None:
+            self.stats.concurrency_lowered_to = lowered
+            if self._gates is not None:
+                self._gates[1].limit(lowered)
 
     def _give_up(self, failure: Failure, attempts: int) -> LLMError:
         if failure.refused_at is not None:
@@ -327,9 +352,16 @@ class SlotGate:
     """
 
     def __init__(self, slots: int) -> None:
-        self.free = max(slots, 1)
+        self.slots = max(slots, 1)
+        self.free = self.slots
         self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
         self._arrivals = itertools.count()
+
+    def limit(self, slots: int) -> None:
+        """From now on at most ``slots`` holders: slots held above it are not passed on."""
+        slots = max(slots, 1)
+        self.free -= self.slots - slots  # negative while more than ``slots`` are held
+        self.slots = slots
 
     async def __aenter__(self) -> None:
         import asyncio
@@ -350,6 +382,9 @@ class SlotGate:
         self._release()
 
     def _release(self) -> None:
+        if self.free < 0:
+            self.free += 1  # the gate was narrowed: this slot is gone
+            return
         while self._waiting:
             granted = heapq.heappop(self._waiting)[2]
             if not granted.done():  # a cancelled waiter is skipped

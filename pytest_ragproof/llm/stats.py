@@ -62,6 +62,8 @@ class LLMStats:
     cut: int = 0
     #: Seconds lost to failed requests and backoff (a failed call: until it gave up).
     waited_s: float = 0.0
+    #: The concurrency the endpoint was lowered to after unanswered requests (llm.breaker).
+    concurrency_lowered_to: int | None = None
 
     @property
     def total_retries(self) -> int:

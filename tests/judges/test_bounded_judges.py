@@ -87,3 +87,25 @@ def test_a_run_where_every_call_failed_says_so_in_its_usage_line(
     doc = load_json(project.path / "r.json")
     assert doc["judges"]["failures"] == {"HTTP 500": sent}
     assert doc["judges"]["requests"] == sent
+
+
+def test_a_judge_that_answers_nothing_stops_the_run_once_naming_its_endpoint(
+    project: pytest.Pytester, llm_stub: StubServer
+) -> None:
+    from tests.llm_stub import hang
+
+    llm_stub.set_handler(lambda body: hang(5.0))
+    args = judge_args(
+        llm_stub,
+        "--ragproof-judges=all",
+        "--ragproof-judge-timeout=0.3",
+        "--ragproof-judge-retries=2",
+    )
+    result = run(project, [], *args)
+    assert result.ret == 4
+    out = result.stdout.str()
+    assert f"{llm_stub.url} answers nothing" in out
+    assert "lowered to 1" in out
+    # 22 calls with 3 attempts each would be 66 requests of 0.3 s; the run stopped early.
+    assert llm_stub.request_count < 30
+    assert out.count("answers nothing") == 1  # said once, not per case

@@ -103,3 +103,42 @@ def test_failed_calls_carry_their_attempts_kind_and_time(
         asyncio.run(slow.structured(MESSAGES, QA, prompt_version="t-v1"))
     assert timed_out.value.kind == "timeout"
     assert timed_out.value.waited_s >= 0.2
+
+
+def test_an_endpoint_that_answers_nothing_is_given_up_on_once(
+    llm_stub: StubServer, make_client: MakeClient
+) -> None:
+    """Timeouts in a row: the concurrency drops to 1, then the client stops calling."""
+    from pytest_ragproof.errors import LLMUnresponsiveError
+    from pytest_ragproof.llm.breaker import UNANSWERED_LIMIT
+
+    llm_stub.set_handler(lambda body: hang(5.0))
+    client = make_client(cache=False, max_retries=2, timeout_s=0.2, concurrency=4)
+    jobs = [
+        client.structured([{"role": "user", "content": f"q{i}"}], QA, prompt_version="t-v1")
+        for i in range(40)
+    ]
+    with pytest.raises(LLMUnresponsiveError) as info:
+        client.run_batch(jobs)
+    message = str(info.value)
+    assert llm_stub.url.removesuffix("/v1") in message
+    assert "lowered to 1" in message and "timeout" in message
+    assert client.stats.concurrency_lowered_to == 1
+    # The first wave at concurrency 4 (and its retries in flight), then K at 1: never
+    # 40 calls times 3 attempts.
+    assert llm_stub.request_count <= 4 * 3 + UNANSWERED_LIMIT
+
+
+def test_an_endpoint_that_answers_errors_is_alive(
+    llm_stub: StubServer, make_client: MakeClient
+) -> None:
+    """HTTP errors are answers: each call fails on its own, nothing is given up on."""
+    llm_stub.set_handler(lambda body: server_error(500))
+    client = make_client(cache=False, max_retries=0, concurrency=2)
+    jobs = [
+        client.structured([{"role": "user", "content": f"q{i}"}], QA, prompt_version="t-v1")
+        for i in range(12)
+    ]
+    results = client.run_batch(jobs)
+    assert all(isinstance(r, ProviderError) for r in results)
+    assert llm_stub.request_count == 12
