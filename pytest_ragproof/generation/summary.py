@@ -158,7 +158,9 @@ def render_table(summary: dict[str, Any]) -> str:
     )
     failures = llm["failures"]
     if failures:
-        parts.append("failures: " + ", ".join(f"{k} x{v}" for k, v in failures.items()))
+        waited = llm.get("waited_s") or 0.0
+        lost = f"; {waited:.1f} s lost to failed requests and backoff" if waited else ""
+        parts.append("failures: " + ", ".join(f"{k} x{v}" for k, v in failures.items()) + lost)
     return "\n\n".join(parts)
 
 

@@ -150,6 +150,28 @@ def test_response_format_json_schema_is_sent_to_a_server_litellm_knows_nothing_a
     assert all(b["response_format"]["type"] == "json_schema" for b in llm_stub.requests)
 
 
+def test_max_tokens_and_instructions_reach_every_generation_request(
+    tmp_path: Path, llm_stub: StubServer, fake: FakeModel
+) -> None:
+    """Issue 38: ``--max-tokens`` bounds every call; without it each step has a budget."""
+    corpus = write_text_corpus(
+        tmp_path / "corpus", {"a.txt": "Refunds are processed within fourteen days."}
+    )
+    base = ["generate", "--corpus", str(corpus), "--qa", "1", "-q", "--types", "simple"]
+    base += ["--items-per-request", "1", "--model", MODEL, "--no-cache"]
+    base += ["--api-base", llm_stub.url, "--language", "en"]
+    assert main([*base, "--out", str(tmp_path / "a.jsonl")]) == 0
+    assert llm_stub.requests and all(
+        isinstance(b["max_tokens"], int) and b["max_tokens"] > 256 for b in llm_stub.requests
+    )
+    sent = llm_stub.request_count
+    args = ["--out", str(tmp_path / "b.jsonl"), "--max-tokens", "900", "--instructions", "user"]
+    assert main([*base, *args]) == 0
+    later = llm_stub.requests[sent:]
+    assert later and all(b["max_tokens"] == 900 for b in later)
+    assert all(m["role"] != "system" for b in later for m in b["messages"])
+
+
 def test_a_model_without_its_key_is_one_usage_error_before_any_call(
     tmp_path: Path,
     llm_stub: StubServer,
