@@ -16,10 +16,19 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from pytest_ragproof.errors import LLMError
+from pytest_ragproof.errors import LLMConfigError, LLMError
 from pytest_ragproof.judges.prompts import Messages, Step
 
 T = TypeVar("T", bound=BaseModel)
+
+
+class JudgingStopped(LLMConfigError):
+    """The judge model cannot be called at all (an :class:`LLMConfigError`, said once);
+    ``usage`` holds what the case's calls spent before it stopped (failed requests, time)."""
+
+    def __init__(self, cause: LLMConfigError, usage: Usage) -> None:
+        super().__init__(str(cause))
+        self.usage = usage
 
 
 @dataclass(frozen=True)

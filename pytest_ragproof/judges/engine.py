@@ -29,6 +29,7 @@ from pytest_ragproof.judges.base import (
     Estimate,
     Judge,
     JudgeInputs,
+    JudgingStopped,
     Subject,
     Usage,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "Estimate",
     "JudgeEngine",
     "JudgeInputs",
+    "JudgingStopped",
     "Usage",
     "judge_llm_config",
 ]
@@ -173,8 +175,8 @@ class JudgeEngine:
                 messages, schema, prompt_version=step.prompt_version, items=items
             )
         except LLMError as exc:
-            if not isinstance(exc, LLMConfigError):
-                out.usage.failed(exc)
+            if not isinstance(exc, LLMConfigError) or exc.attempts or exc.waited_s:
+                out.usage.failed(exc)  # a stop counts the requests it made and the time
             raise
         except DryRunCall:
             est = out.estimate = out.estimate or Estimate()
@@ -275,6 +277,13 @@ class JudgeEngine:
 
     async def _judge(self, x: JudgeInputs, wanted: list[Judge]) -> CaseJudgement:
         out = CaseJudgement()
+        try:
+            await self._steps(out, x, wanted)
+        except LLMConfigError as exc:
+            raise JudgingStopped(exc, out.usage) from None
+        return out
+
+    async def _steps(self, out: CaseJudgement, x: JudgeInputs, wanted: list[Judge]) -> None:
         answer = (x.answer or "").strip()
         contexts = list(x.contexts or ())
         todo: list[Judge] = []
@@ -301,7 +310,6 @@ class JudgeEngine:
         if out.error is not None:
             # An error case has no judged scores: nothing partial is reported as measured.
             out.metrics.clear()
-        return out
 
     async def _claim_judges(
         self, out: CaseJudgement, subject: Subject, judges: list[Judge]

@@ -22,6 +22,7 @@ from pytest_ragproof.errors import (
     LLMError,
     LLMTimeoutError,
     LLMUnreachableError,
+    LLMUnresponsiveError,
     MissingExtraError,
     ProviderError,
 )
@@ -255,6 +256,11 @@ class Provider:
                 if epoch is not None:
                     self.breaker.in_flight -= 1
                 raise
+            except LLMUnresponsiveError as stop:
+                # Given up on before this attempt's request: the earlier ones count.
+                stop.attempts, stop.waited_s = attempt - 1, loop.time() - started
+                self.stats.failures["LLMUnresponsiveError"] += 1
+                raise
             except LLMConfigError:
                 raise
             except Exception as exc:
@@ -272,7 +278,12 @@ class Provider:
                 return reply
             if epoch is not None:
                 # Outside the except block: a stop error must not chain to the provider's.
-                self._unanswered(failure, epoch)
+                try:
+                    self._unanswered(failure, epoch)
+                except LLMUnresponsiveError as stop:
+                    stop.attempts, stop.waited_s = attempt, loop.time() - started
+                    self.stats.failures["LLMUnresponsiveError"] += 1
+                    raise
             retry_in = failure.retry_after
             if retry_in is None:
                 retry_in = backoff_delay(
@@ -281,7 +292,7 @@ class Provider:
             out_of_budget = loop.time() + retry_in >= deadline
             if failure.reason is None or attempt > cfg.max_retries or out_of_budget:
                 error = self._give_up(failure, attempt)
-                error.waited_s = loop.time() - started
+                error.attempts, error.waited_s = attempt, loop.time() - started
                 self.stats.waited_s += error.waited_s
                 raise error
             self.stats.retries[failure.reason] += 1

@@ -3,6 +3,8 @@ user message, and usage lines that count failed calls."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.judge_stub import ScriptedJudge
@@ -108,4 +110,12 @@ def test_a_judge_that_answers_nothing_stops_the_run_once_naming_its_endpoint(
     assert "lowered to 1" in out
     # 22 calls with 3 attempts each would be 66 requests of 0.3 s; the run stopped early.
     assert llm_stub.request_count < 30
-    assert out.count("answers nothing") == 1  # said once, not per case
+    # Said once, not per case (pytest's short summary, untruncated where CI is set,
+    # repeats the failure's first line).
+    assert out.split("short test summary info")[0].count("answers nothing") == 1
+    # The requests that got no answer are on the usage line, not "0 request(s), $0.0000".
+    # (the stopped case's own; cases never reported when the run stopped are not in it).
+    [usage] = [line for line in out.splitlines() if line.startswith("judges (")]
+    requests = int(re.search(r"(\d+) request\(s\)", usage)[1])  # type: ignore[index]
+    assert 0 < requests <= llm_stub.request_count, usage
+    assert "failed (" in usage and "$0.0000" not in usage, usage
