@@ -33,7 +33,7 @@ from pytest_ragproof.judges.engine import (
     Usage,
     judge_llm_config,
 )
-from pytest_ragproof.llm.provider import request_priority
+from pytest_ragproof.llm.slots import request_priority
 from pytest_ragproof.metrics import PipelineOutput, abstained, normalize_output
 from pytest_ragproof.verdict.config import RunConfig
 

@@ -152,6 +152,12 @@ class JudgeEngine:
     def _dry_admit() -> None:
         raise DryRunCall
 
+    def _note_format(self, out: CaseJudgement) -> None:
+        """The form ``auto`` chose by asking the server, on the case's usage."""
+        choice = self.client.provider.format_choice
+        if choice is not None:
+            out.usage.response_format = choice.describe()
+
     # -- one step -----------------------------------------------------------
     def _asker(self, out: CaseJudgement) -> Ask:
         """The judges' :class:`Ask` for one case: every call is accounted on ``out``."""
@@ -175,6 +181,7 @@ class JudgeEngine:
                 messages, schema, prompt_version=step.prompt_version, items=items
             )
         except LLMError as exc:
+            self._note_format(out)
             if not isinstance(exc, LLMConfigError) or exc.attempts or exc.waited_s:
                 out.usage.failed(exc)  # a stop counts the requests it made and the time
             raise
@@ -184,6 +191,7 @@ class JudgeEngine:
             est.prompt_tokens += estimate_tokens(messages) + 120  # the schema instruction
             est.completion_tokens += 12 * max(items, 1)
             raise
+        self._note_format(out)
         usage = out.usage
         if result.cached:
             usage.cached += 1

@@ -11,7 +11,7 @@ from tests.judge_stub import ScriptedJudge
 from tests.judges.project import CASES as CASES
 from tests.judges.project import CONFTEST as CONFTEST
 from tests.judges.test_pytest_runs import FailOn, judge_args, judged_row
-from tests.llm_stub import StubServer, cut, server_error
+from tests.llm_stub import StubServer, accept_probes, cut, server_error
 from tests.pytester_projects import load_json, run
 
 
@@ -119,3 +119,28 @@ def test_a_judge_that_answers_nothing_stops_the_run_once_naming_its_endpoint(
     requests = int(re.search(r"(\d+) request\(s\)", usage)[1])  # type: ignore[index]
     assert 0 < requests <= llm_stub.request_count, usage
     assert "failed (" in usage and "$0.0000" not in usage, usage
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_auto_asks_a_local_server_once_and_says_what_it_chose(
+    project: pytest.Pytester, llm_stub: StubServer, workers: list[str]
+) -> None:
+    # llama-cpp-python's server: HTTP 500 to json_schema, its json_object with a schema.
+    llm_stub.probe_handler = accept_probes("json_object_schema")
+    llm_stub.set_handler(ScriptedJudge())
+    args = judge_args(llm_stub, "--ragproof-judges=all", "--ragproof-report=results.json")
+    result = run(project, workers, *args)
+    assert result.ret == 0, result.stdout.str()
+    chosen = "json_object with its schema (auto: json_schema refused, HTTP 500)"
+    assert result.stdout.str().count(f"judge response format: {chosen}\n") == 1
+    # Two probes (json_schema, then json_object) once per process: each xdist worker
+    # that judged a case asks for itself.
+    assert len(llm_stub.probes) in ((2, 4) if workers else (2,))
+    for body in llm_stub.requests:
+        assert body["response_format"]["type"] == "json_object"
+        assert "schema" in body["response_format"]
+    # The scores are those of a prompt-only run (test_pytest_runs' figures).
+    assert judged_row(result.stdout.str(), "qa", "faithfulness") == ["3", "0.833", "0.500"]
+    judges = load_json(project.path / "results.json")["judges"]
+    assert judges["response_format_chosen"] == chosen
+    assert judges["judge_response_format"] == "auto"
