@@ -11,9 +11,11 @@ and keeps the first form the server both accepts and follows:
    extension (its server answers ``json_schema`` with HTTP 500);
 3. else ``prompt``: the schema in the prompt only.
 
-"Follows" means the reply is exactly the probe's JSON object: a server that accepts the
-parameter but ignores it (no grammar) would leave the real calls without the schema
-(``json_schema`` mode does not repeat it in the prompt). Each probe is one attempt with a
+"Follows" means the reply is exactly the probe's JSON object although the message asks
+for something else (a greeting): only a server that enforces the schema (a grammar)
+writes it. One that accepts the parameter but ignores it (Ollama Cloud, some proxies)
+would leave the real calls without the schema (``json_schema`` mode does not repeat it
+in the prompt), so it gets the prompt form. Each probe is one attempt with a
 small completion budget; a refusal or a reply that does not follow moves on to the next
 form, a timeout stops probing (the server is slow: ``prompt`` is kept). A connection
 refused is the usual configuration error. The choice holds for the process (each xdist
@@ -45,7 +47,9 @@ _SCHEMA: dict[str, Any] = {
 _MESSAGES = [
     {
         "role": "user",
-        "content": f'{PROBE_MARKER}: reply with the JSON object {{"probe": "ok"}} only.',
+        # Not the object the schema asks for: only a server that enforces the schema
+        # makes the model write it (one that ignores the format gets a greeting).
+        "content": f"{PROBE_MARKER}: say hello.",
     }
 ]
 #: Enough for the object and a little whitespace a grammar allows.
