@@ -60,3 +60,8 @@ ENDPOINT_MAX_BYTES = "2MB"
 def k_text(ks: tuple[int, ...] = K) -> str:
     """The cutoffs as the option takes them: ``1,3,5,10``."""
     return ",".join(str(k) for k in ks)
+
+
+#: How structured replies may be asked for (``--ragproof-judge-response-format``,
+#: ``ragproof generate --response-format``; llm.config and llm.probe say what each does).
+RESPONSE_FORMATS = ("auto", "json_schema", "json_object_schema", "json_object", "prompt")

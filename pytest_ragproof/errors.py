@@ -185,6 +185,8 @@ class LLMUnreachableError(LLMConfigError):
     configuration error, said once, not a provider failure per call.
     """
 
+    kind = "connection refused"
+
     def __init__(self, address: str) -> None:
         self.address = address
         super().__init__(
@@ -198,6 +200,8 @@ class LLMUnresponsiveError(LLMConfigError):
 
     Every later call would wait out its timeouts too: a configuration error, said once.
     """
+
+    kind = "no answer, given up"
 
     def __init__(self, endpoint: str, what: str) -> None:
         self.endpoint = endpoint

@@ -15,7 +15,10 @@ Use it through the ``llm_stub`` fixture::
 
 Actions are consumed first-in first-out; when the queue is empty the ``default``
 action (settable) answers, or a callable set with ``set_handler`` decides from
-the request body. Every request body is recorded in ``requests``.
+the request body. Every request body is recorded in ``requests``, except
+ragproof's response-format probes (``auto`` at a local server, llm.probe): those go to
+``probes`` and are answered by ``probe_handler`` (by default refused, as by a server
+that takes no ``response_format``; :func:`accept_probes` plays one that does).
 
 Run as a script (``python tests/llm_stub.py --latency 0.2``) it serves a fixed
 JSON reply forever and prints its base URL: the benchmarks use it out of process
@@ -126,12 +129,43 @@ def _error_body(message: str, kind: str) -> str:
 Handler = Callable[[JSONDict], Action]
 
 
+def refuse_probes(body: JSONDict) -> Action:
+    """The default answer to ragproof's response-format probes: a server that takes no
+    ``response_format`` (HTTP 400), so ``auto`` keeps the schema in the prompt."""
+    return Action(status=400, raw_body=_error_body("response_format is not supported", "invalid"))
+
+
+def accept_probes(*forms: str) -> Handler:
+    """Probes answered as a server that takes and follows ``forms`` (``json_schema``,
+    ``json_object_schema``) and answers HTTP 500 to the others (llama-cpp-python's way)."""
+
+    def handle(body: JSONDict) -> Action:
+        fmt = body.get("response_format") or {}
+        form = "json_object_schema" if fmt.get("type") == "json_object" else fmt.get("type")
+        if form in forms:
+            return reply('{"probe": "ok"}')
+        return server_error(500)
+
+    return handle
+
+
+def is_probe(body: JSONDict) -> bool:
+    """Is ``body`` one of ragproof's response-format probes (llm.probe)?"""
+    from pytest_ragproof.llm.probe import PROBE_MARKER
+
+    return any(PROBE_MARKER in str(m.get("content")) for m in body.get("messages") or ())
+
+
 @dataclass
 class StubServer:
     """The running stub: script it, read what it received, stop it."""
 
     default: Action | None = None
     requests: list[JSONDict] = field(default_factory=list)
+    #: ragproof's response-format probes (llm.probe) are kept apart from ``requests``
+    #: and answered by ``probe_handler``, never by the queue or the handler.
+    probes: list[JSONDict] = field(default_factory=list)
+    probe_handler: Handler = refuse_probes
     request_headers: list[dict[str, str]] = field(default_factory=list)
     request_times: list[float] = field(default_factory=list)  # perf_counter at arrival
     # (arrival, end) of every request that ended, answered or not: requests in flight
@@ -204,6 +238,11 @@ class StubServer:
         self, body: JSONDict, headers: dict[str, str], now: float | None = None
     ) -> Action:
         now = time.perf_counter() if now is None else now
+        if is_probe(body):
+            with self._lock:
+                self.probes.append(body)
+                self._in_flight += 1
+            return self.probe_handler(body)
         with self._lock:
             self.requests.append(body)
             self.request_headers.append(headers)

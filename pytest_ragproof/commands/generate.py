@@ -83,11 +83,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add(
         "--response-format",
-        choices=("auto", "json_schema", "json_object", "prompt"),
+        choices=defaults.RESPONSE_FORMATS,
         default="auto",
         help="how structured replies are asked for: auto (a JSON-schema response_format when "
-        "litellm says the model supports it, else the schema in the prompt), json_schema "
-        "(e.g. a local vLLM or llama.cpp server), json_object or prompt",
+        "litellm says the model supports it; a server at --api-base is asked once which form "
+        "it takes; else the schema in the prompt), json_schema, json_object_schema "
+        "(llama-cpp-python's server), json_object or prompt",
     )
     add(
         "--max-tokens",

@@ -108,7 +108,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add(
         "--response-format",
-        choices=("auto", "json_schema", "json_object", "prompt"),
+        choices=defaults.RESPONSE_FORMATS,
         default="auto",
         help="how structured replies are asked for, as --ragproof-judge-response-format",
     )
@@ -425,8 +425,15 @@ def render(document: dict[str, Any]) -> str:
         )
     usage = document["usage"]
     cost = "cost unknown" if usage["cost_usd"] is None else f"${usage['cost_usd']:.4f}"
+    failures: dict[str, int] = usage.get("failures") or {}
+    failed = ""
+    if failures:
+        kinds = ", ".join(f"{n} {kind}" for kind, n in failures.items())
+        failed = f", {sum(failures.values())} failed ({kinds})"
     lines.append(
-        f"judge calls: {usage['calls']}, {usage['cached']} cached, {usage['prompt_tokens']} "
-        f"prompt + {usage['completion_tokens']} completion tokens, {cost}"
+        f"judge calls: {usage['calls']}{failed}, {usage['cached']} cached, "
+        f"{usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion tokens, {cost}"
     )
+    if usage.get("response_format"):
+        lines.append(f"judge response format: {usage['response_format']}")
     return "\n".join(lines) + "\n"

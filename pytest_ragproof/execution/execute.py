@@ -23,7 +23,7 @@ from pytest_ragproof.verdict.record import CaseRecord
 
 if TYPE_CHECKING:
     from pytest_ragproof.execution.evaluating import EvaluatorRunner
-    from pytest_ragproof.judges.engine import CaseJudgement
+    from pytest_ragproof.judges.engine import CaseJudgement, Usage
 
 
 @dataclass
@@ -47,6 +47,8 @@ class Judged:
     judgement: CaseJudgement | None = None
     inputs_error: str | None = None  # the rag_judge_inputs problem, in our words
     config_error: str | None = None  # the judge model cannot be called at all
+    #: What the case's calls spent before the judge model was given up on.
+    stopped_usage: Usage | None = None
 
 
 def timed(call: Callable[[], Any], start: float | None = None) -> Outcome:
@@ -193,6 +195,8 @@ def _judgement(
         # The pipeline call failed (reported before this) or was never judged.
         return None
     if judged.config_error is not None:
+        if judged.stopped_usage is not None:
+            record.judge_usage = judged.stopped_usage.to_dict()  # its failed requests count
         return f"ragproof case {case.id}: the judge model cannot be called: {judged.config_error}"
     if judged.inputs_error is not None:
         return f"ragproof case {case.id}: {judged.inputs_error}"

@@ -29,10 +29,11 @@ from pytest_ragproof.judges.engine import (
     Budget,
     JudgeEngine,
     JudgeInputs,
+    JudgingStopped,
     Usage,
     judge_llm_config,
 )
-from pytest_ragproof.llm.provider import request_priority
+from pytest_ragproof.llm.slots import request_priority
 from pytest_ragproof.metrics import PipelineOutput, abstained, normalize_output
 from pytest_ragproof.verdict.config import RunConfig
 
@@ -195,7 +196,8 @@ class JudgeStage:
         try:
             judgement = await self.engine.judge(inputs, missed=memo_key)
         except LLMConfigError as exc:
-            return Judged(config_error=str(exc))
+            usage = exc.usage if isinstance(exc, JudgingStopped) else None
+            return Judged(config_error=str(exc), stopped_usage=usage)
         return Judged(judgement)
 
     # -- collecting ---------------------------------------------------------
@@ -209,6 +211,8 @@ class JudgeStage:
         if judged.judgement is not None:
             self.totals.add(judged.judgement.usage)
             self.cases_judged += 1
+        elif judged.stopped_usage is not None:
+            self.totals.add(judged.stopped_usage)  # failed requests are spent too
         return judged
 
     def collect(self, key: str, outcome: Outcome) -> Judged | None:

@@ -156,6 +156,9 @@ def render_table(summary: dict[str, Any]) -> str:
         f"{llm['prompt_tokens']} prompt + {llm['completion_tokens']} completion; "
         f"cost: {cost_text}; language: {summary['language']} ({summary['language_source']})"
     )
+    if llm.get("response_format"):
+        probes = llm.get("probe_requests", 0)
+        parts.append(f"response format: {llm['response_format']}; {probes} probe request(s)")
     failures = llm["failures"]
     if failures:
         waited = llm.get("waited_s") or 0.0

@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pytest_ragproof import defaults
+from pytest_ragproof.defaults import RESPONSE_FORMATS as RESPONSE_FORMATS
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.metrics.judged import JUDGE_SPECS
 
@@ -50,8 +51,6 @@ NOT_JUDGED_REASONS: dict[str, str] = {
     "dry_run": "--ragproof-judge-dry-run: nothing was judged",
     "not_run": "judging stopped before this case (interrupted run)",
 }
-
-RESPONSE_FORMATS = ("auto", "json_schema", "json_object", "prompt")
 
 
 def judge_of(metric: str) -> str | None:

@@ -16,10 +16,19 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from pytest_ragproof.errors import LLMError
+from pytest_ragproof.errors import LLMConfigError, LLMError
 from pytest_ragproof.judges.prompts import Messages, Step
 
 T = TypeVar("T", bound=BaseModel)
+
+
+class JudgingStopped(LLMConfigError):
+    """The judge model cannot be called at all (an :class:`LLMConfigError`, said once);
+    ``usage`` holds what the case's calls spent before it stopped (failed requests, time)."""
+
+    def __init__(self, cause: LLMConfigError, usage: Usage) -> None:
+        super().__init__(str(cause))
+        self.usage = usage
 
 
 @dataclass(frozen=True)
@@ -48,6 +57,8 @@ class Usage:
     failures: dict[str, int] = field(default_factory=dict)
     #: Seconds lost to failed requests and backoff, and to failed calls until they gave up.
     waited_s: float = 0.0
+    #: The structured form ``auto`` chose by asking the server (llm.probe), when it asked.
+    response_format: str | None = None
 
     def add(self, other: Usage) -> None:
         self.calls += other.calls
@@ -62,6 +73,7 @@ class Usage:
         for kind, n in other.failures.items():
             self.failures[kind] = self.failures.get(kind, 0) + n
         self.waited_s += other.waited_s
+        self.response_format = self.response_format or other.response_format
 
     def failed(self, exc: LLMError) -> None:
         """Count a call that ended in ``exc``: its kind, its requests, its time."""
@@ -83,6 +95,8 @@ class Usage:
             out["failures"] = dict(sorted(self.failures.items()))
         if self.waited_s:
             out["waited_s"] = round(self.waited_s, 3)
+        if self.response_format:
+            out["response_format"] = self.response_format
         return out
 
 
@@ -108,6 +122,12 @@ def merge_usage(usages: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     waited = math.fsum(float(u.get("waited_s") or 0.0) for u in usages)
     if waited:
         out["waited_s"] = round(waited, 3)
+    # Each xdist worker asks the server itself: the distinct answers, in order.
+    chosen = list(
+        dict.fromkeys(str(u["response_format"]) for u in usages if u.get("response_format"))
+    )
+    if chosen:
+        out["response_format"] = "; ".join(chosen)
     return out
 
 

@@ -29,6 +29,7 @@ from pytest_ragproof.judges.base import (
     Estimate,
     Judge,
     JudgeInputs,
+    JudgingStopped,
     Subject,
     Usage,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "Estimate",
     "JudgeEngine",
     "JudgeInputs",
+    "JudgingStopped",
     "Usage",
     "judge_llm_config",
 ]
@@ -150,6 +152,12 @@ class JudgeEngine:
     def _dry_admit() -> None:
         raise DryRunCall
 
+    def _note_format(self, out: CaseJudgement) -> None:
+        """The form ``auto`` chose by asking the server, on the case's usage."""
+        choice = self.client.provider.format_choice
+        if choice is not None:
+            out.usage.response_format = choice.describe()
+
     # -- one step -----------------------------------------------------------
     def _asker(self, out: CaseJudgement) -> Ask:
         """The judges' :class:`Ask` for one case: every call is accounted on ``out``."""
@@ -173,8 +181,9 @@ class JudgeEngine:
                 messages, schema, prompt_version=step.prompt_version, items=items
             )
         except LLMError as exc:
-            if not isinstance(exc, LLMConfigError):
-                out.usage.failed(exc)
+            self._note_format(out)
+            if not isinstance(exc, LLMConfigError) or exc.attempts or exc.waited_s:
+                out.usage.failed(exc)  # a stop counts the requests it made and the time
             raise
         except DryRunCall:
             est = out.estimate = out.estimate or Estimate()
@@ -182,6 +191,7 @@ class JudgeEngine:
             est.prompt_tokens += estimate_tokens(messages) + 120  # the schema instruction
             est.completion_tokens += 12 * max(items, 1)
             raise
+        self._note_format(out)
         usage = out.usage
         if result.cached:
             usage.cached += 1
@@ -275,6 +285,13 @@ class JudgeEngine:
 
     async def _judge(self, x: JudgeInputs, wanted: list[Judge]) -> CaseJudgement:
         out = CaseJudgement()
+        try:
+            await self._steps(out, x, wanted)
+        except LLMConfigError as exc:
+            raise JudgingStopped(exc, out.usage) from None
+        return out
+
+    async def _steps(self, out: CaseJudgement, x: JudgeInputs, wanted: list[Judge]) -> None:
         answer = (x.answer or "").strip()
         contexts = list(x.contexts or ())
         todo: list[Judge] = []
@@ -301,7 +318,6 @@ class JudgeEngine:
         if out.error is not None:
             # An error case has no judged scores: nothing partial is reported as measured.
             out.metrics.clear()
-        return out
 
     async def _claim_judges(
         self, out: CaseJudgement, subject: Subject, judges: list[Judge]

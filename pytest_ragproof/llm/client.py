@@ -117,7 +117,7 @@ class LLMClient:
     ) -> StructuredResult[T]:
         self._admit()
         load_litellm()  # fail with the install hint before building the request
-        send, params = structured_call(request, self.provider.structured_mode())
+        send, params = structured_call(request, await self.provider.structured_mode())
         reply = await self.provider.send(send, params)
         parsed = _parse_reply(reply, schema)
         repaired = isinstance(parsed, OutputParseError)

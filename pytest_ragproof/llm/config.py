@@ -47,9 +47,12 @@ class LLMConfig:
     backoff_base_s: float = 1.0
     backoff_max_s: float = 30.0
     #: How structured replies are asked for: ``auto`` (a JSON-schema response_format
-    #: when litellm says the model supports one, else the schema in the prompt),
-    #: ``json_schema``, ``json_object`` (OpenAI JSON mode plus the schema in the
-    #: prompt) or ``prompt`` (the schema in the prompt only).
+    #: when litellm says the model supports one; for a model it does not know at an
+    #: ``api_base``, the strictest form the server accepts and follows, asked once (see
+    #: :mod:`llm.probe`); else the schema in the prompt), ``json_schema``,
+    #: ``json_object_schema`` (llama-cpp-python's JSON mode with a schema, plus the schema
+    #: in the prompt), ``json_object`` (OpenAI JSON mode plus the schema in the prompt) or
+    #: ``prompt`` (the schema in the prompt only).
     response_format: str = "auto"
     #: Where instructions go: ``system`` (system messages, as written) or ``user`` (every
     #: system message folded into the first user message, for chat templates that drop
@@ -103,7 +106,7 @@ class LLMConfig:
         return value
 
 
-RESPONSE_FORMATS = ("auto", "json_schema", "json_object", "prompt")
+RESPONSE_FORMATS = defaults.RESPONSE_FORMATS
 INSTRUCTION_PLACES = ("system", "user")
 
 #: Parameters that would put secrets into our objects, cache keys or logs.

@@ -8,11 +8,8 @@ survive, and no exception we raise chains to the provider's.
 
 from __future__ import annotations
 
-import contextvars
 import dataclasses
 import functools
-import heapq
-import itertools
 import os
 import random
 from typing import TYPE_CHECKING, Any
@@ -22,14 +19,17 @@ from pytest_ragproof.errors import (
     LLMError,
     LLMTimeoutError,
     LLMUnreachableError,
+    LLMUnresponsiveError,
     MissingExtraError,
     ProviderError,
 )
 from pytest_ragproof.llm.breaker import Breaker
 from pytest_ragproof.llm.config import LLMConfig
 from pytest_ragproof.llm.failures import classify, shown_address
+from pytest_ragproof.llm.probe import FormatChoice, probe_formats
 from pytest_ragproof.llm.request import Reply
 from pytest_ragproof.llm.retry import Failure, backoff_delay
+from pytest_ragproof.llm.slots import SlotGate
 from pytest_ragproof.llm.stats import LLMStats, Usage
 
 if TYPE_CHECKING:
@@ -37,14 +37,6 @@ if TYPE_CHECKING:
 
 #: Set (unless already set) before litellm is imported: no fetch of its own catalogs.
 OFFLINE_ENV = ("LITELLM_LOCAL_MODEL_COST_MAP", "LITELLM_OFFLINE_MODE")
-
-#: The order in which waiting requests get a free slot: lower first, then first come.
-#: A caller sets it for the requests it starts (the judge stage: the case's position,
-#: so an earlier case's verdict steps go before a later case's first steps, and the
-#: case pytest waits for is done first). Tasks inherit it from their creator.
-request_priority: contextvars.ContextVar[int] = contextvars.ContextVar(
-    "ragproof_request_priority", default=0
-)
 
 #: Extra seconds our own watchdog allows beyond litellm's timeout before cancelling.
 _WATCHDOG_GRACE_S = 1.0
@@ -198,20 +190,60 @@ class Provider:
         self._environment_checked = False
         endpoint = shown_address(config.api_base) or f"the provider of {config.model}"
         self.breaker = Breaker(endpoint, config.concurrency)
+        #: What ``auto`` chose by asking the server (None until asked, or not asked).
+        self.format_choice: FormatChoice | None = None
+        self._probe_locks: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
 
-    def structured_mode(self) -> str:
-        """How structured replies are asked for: ``auto`` resolved for this model."""
+    async def structured_mode(self) -> str:
+        """How structured replies are asked for: ``auto`` resolved for this model.
+
+        litellm's table answers for the models it knows; a model it does not know at an
+        API base of the user's (a local server) is asked once (:mod:`llm.probe`).
+        """
         mode = self.config.response_format
-        if mode == "auto":
-            return "json_schema" if supports_response_schema(self.config.model) else "prompt"
-        return mode
+        if mode != "auto":
+            return mode
+        if self.format_choice is not None:
+            return self.format_choice.mode
+        if supports_response_schema(self.config.model):
+            return "json_schema"
+        if not self.config.api_base:
+            return "prompt"
+        async with self._probe_lock():
+            if self.format_choice is None:
+                self.format_choice = await probe_formats(self._send_once)
+                self.stats.response_format = self.format_choice.describe()
+        return self.format_choice.mode
 
-    async def send(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> Reply:
-        """One logical request with retries; returns the first success."""
+    async def _send_once(
+        self, messages: list[dict[str, Any]], params: dict[str, Any]
+    ) -> str | None:
+        return (await self.send(messages, params, retries=0, probe=True)).text
+
+    def _probe_lock(self) -> asyncio.Lock:
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        if self._probe_locks is None or self._probe_locks[0] is not loop:
+            self._probe_locks = (loop, asyncio.Lock())
+        return self._probe_locks[1]
+
+    async def send(
+        self,
+        messages: list[dict[str, Any]],
+        params: dict[str, Any],
+        *,
+        retries: int | None = None,
+        probe: bool = False,
+    ) -> Reply:
+        """One logical request with retries (``retries``: the config's unless given);
+        returns the first success. A ``probe``'s requests count apart."""
         import asyncio
 
         litellm = load_litellm()
         cfg = self.config
+        # A probe's failures, waits and tokens are not the run's calls: kept apart.
+        stats = LLMStats() if probe else self.stats
         if not self._environment_checked:
             # Before the first request: a missing key is one clear configuration error,
             # not a provider failure per call.
@@ -246,7 +278,9 @@ class Provider:
             try:
                 async with self._gate():
                     self.breaker.check()  # given up on: no request (said once by the run)
-                    self.stats.requests += 1
+                    if probe:
+                        self.stats.probe_requests += 1
+                    stats.requests += 1
                     epoch = self.breaker.sent()
                     _redact_if_logged(litellm)
                     async with asyncio.timeout(attempt_timeout + _WATCHDOG_GRACE_S):
@@ -254,6 +288,11 @@ class Provider:
             except asyncio.CancelledError:
                 if epoch is not None:
                     self.breaker.in_flight -= 1
+                raise
+            except LLMUnresponsiveError as stop:
+                # Given up on before this attempt's request: the earlier ones count.
+                stop.attempts, stop.waited_s = attempt - 1, loop.time() - started
+                stats.failures["LLMUnresponsiveError"] += 1
                 raise
             except LLMConfigError:
                 raise
@@ -264,27 +303,33 @@ class Provider:
             else:
                 self.breaker.answered()
                 budget = params.get("max_tokens")
-                reply = self._account(litellm, response, attempt, budget)
+                reply = self._account(litellm, response, attempt, budget, stats)
                 if attempt_started > started:
                     waited = attempt_started - started
-                    self.stats.waited_s += waited
+                    stats.waited_s += waited
                     reply = dataclasses.replace(reply, waited_s=waited)
                 return reply
             if epoch is not None:
                 # Outside the except block: a stop error must not chain to the provider's.
-                self._unanswered(failure, epoch)
+                try:
+                    self._unanswered(failure, epoch)
+                except LLMUnresponsiveError as stop:
+                    stop.attempts, stop.waited_s = attempt, loop.time() - started
+                    stats.failures["LLMUnresponsiveError"] += 1
+                    raise
             retry_in = failure.retry_after
             if retry_in is None:
                 retry_in = backoff_delay(
                     attempt - 1, cfg.backoff_base_s, cfg.backoff_max_s, self._rng
                 )
             out_of_budget = loop.time() + retry_in >= deadline
-            if failure.reason is None or attempt > cfg.max_retries or out_of_budget:
-                error = self._give_up(failure, attempt)
-                error.waited_s = loop.time() - started
-                self.stats.waited_s += error.waited_s
+            max_retries = cfg.max_retries if retries is None else retries
+            if failure.reason is None or attempt > max_retries or out_of_budget:
+                error = self._give_up(failure, attempt, stats)
+                error.attempts, error.waited_s = attempt, loop.time() - started
+                stats.waited_s += error.waited_s
                 raise error
-            self.stats.retries[failure.reason] += 1
+            stats.retries[failure.reason] += 1
             await asyncio.sleep(retry_in)
 
     def _gate(self) -> SlotGate:
@@ -307,22 +352,24 @@ class Provider:
             if self._gates is not None:
                 self._gates[1].limit(lowered)
 
-    def _give_up(self, failure: Failure, attempts: int) -> LLMError:
+    def _give_up(self, failure: Failure, attempts: int, stats: LLMStats) -> LLMError:
         if failure.refused_at is not None:
-            self.stats.failures[f"LLMUnreachableError:{failure.exc_type}"] += 1
+            stats.failures[f"LLMUnreachableError:{failure.exc_type}"] += 1
             return LLMUnreachableError(shown_address(self.config.api_base) or failure.refused_at)
         if failure.client_side:
-            self.stats.failures[f"LLMConfigError:{failure.exc_type}"] += 1
+            stats.failures[f"LLMConfigError:{failure.exc_type}"] += 1
             return LLMConfigError(
                 f"the provider's client refused to send the request ({failure.exc_type}), "
                 "usually because no API key is set: export the provider's key variable "
                 "(e.g. OPENAI_API_KEY) or name one with api_key_env"
             )
         error_cls = LLMTimeoutError if failure.reason == "timeout" else ProviderError
-        self.stats.failures[f"{error_cls.__name__}:{failure.exc_type}"] += 1
+        stats.failures[f"{error_cls.__name__}:{failure.exc_type}"] += 1
         return error_cls(failure.exc_type, failure.status, attempts)
 
-    def _account(self, litellm: Any, response: Any, attempts: int, budget: Any) -> Reply:
+    def _account(
+        self, litellm: Any, response: Any, attempts: int, budget: Any, stats: LLMStats
+    ) -> Reply:
         try:
             choice = response.choices[0]
             text = choice.message.content
@@ -335,62 +382,13 @@ class Provider:
             int(getattr(raw_usage, "completion_tokens", 0) or 0),
         )
         cost = _cost_of(litellm, response)
-        self.stats.record_usage(usage, cost)
+        stats.record_usage(usage, cost)
         cut_at = None
         if finish == "length":
             # Stopped by its completion budget: what it wrote is a prefix, never an answer.
             cut_at = budget if isinstance(budget, int) else usage.completion_tokens
-            self.stats.cut += 1
+            stats.cut += 1
         return Reply(text if isinstance(text, str) else None, usage, cost, attempts, cut_at)
-
-
-class SlotGate:
-    """At most ``slots`` holders at once; waiters get a freed slot by :data:`request_priority`.
-
-    A semaphore whose queue is ordered by (priority, arrival) instead of arrival only.
-    A released slot goes straight to the next waiter. Used from one event loop.
-    """
-
-    def __init__(self, slots: int) -> None:
-        self.slots = max(slots, 1)
-        self.free = self.slots
-        self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
-        self._arrivals = itertools.count()
-
-    def limit(self, slots: int) -> None:
-        """From now on at most ``slots`` holders: slots held above it are not passed on."""
-        slots = max(slots, 1)
-        self.free -= self.slots - slots  # negative while more than ``slots`` are held
-        self.slots = slots
-
-    async def __aenter__(self) -> None:
-        import asyncio
-
-        if self.free > 0 and not self._waiting:
-            self.free -= 1
-            return
-        granted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        heapq.heappush(self._waiting, (request_priority.get(), next(self._arrivals), granted))
-        try:
-            await granted
-        except asyncio.CancelledError:
-            if granted.done() and not granted.cancelled():
-                self._release()  # the slot came with the cancellation: pass it on
-            raise
-
-    async def __aexit__(self, *exc: object) -> None:
-        self._release()
-
-    def _release(self) -> None:
-        if self.free < 0:
-            self.free += 1  # the gate was narrowed: this slot is gone
-            return
-        while self._waiting:
-            granted = heapq.heappop(self._waiting)[2]
-            if not granted.done():  # a cancelled waiter is skipped
-                granted.set_result(None)
-                return
-        self.free += 1
 
 
 def _cost_of(litellm: Any, response: Any) -> float | None:

@@ -198,6 +198,9 @@ def structured_call(request: Request, mode: str) -> tuple[list[dict[str, Any]], 
             send = in_first_user_message(send)
         if mode == "json_object":
             params["response_format"] = {"type": "json_object"}
+        elif mode == "json_object_schema":
+            # llama-cpp-python's extension: JSON mode constrained by the schema.
+            params["response_format"] = {"type": "json_object", "schema": schema_of(schema)}
     return send, params
 
 

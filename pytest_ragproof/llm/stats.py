@@ -64,6 +64,10 @@ class LLMStats:
     waited_s: float = 0.0
     #: The concurrency the endpoint was lowered to after unanswered requests (llm.breaker).
     concurrency_lowered_to: int | None = None
+    #: What ``auto`` chose after asking the server (llm.probe), and the probe requests
+    #: sent for it (not in ``requests``; their tokens are in the token counts).
+    response_format: str | None = None
+    probe_requests: int = 0
 
     @property
     def total_retries(self) -> int:
@@ -98,4 +102,6 @@ class LLMStats:
             "retries": dict(sorted(self.retries.items())),
             "unpriced_requests": self.unpriced_requests,
             "waited_s": round(self.waited_s, 3),
+            **({"response_format": self.response_format} if self.response_format else {}),
+            **({"probe_requests": self.probe_requests} if self.probe_requests else {}),
         }

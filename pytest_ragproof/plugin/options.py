@@ -247,7 +247,8 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "judge_response_format",
-        "how judges ask for JSON: auto (default), json_schema, json_object or prompt",
+        "how judges ask for JSON: auto (default; a server at the judge API base is asked "
+        "once), json_schema, json_object_schema, json_object or prompt",
         default="auto",
         metavar="MODE",
     ),

@@ -41,6 +41,7 @@ def judge_totals(records: Sequence[CaseRecord], settings: JudgeSettings) -> dict
     cost = totals.pop("cost_usd")
     failures = totals.pop("failures", None)
     waited = totals.pop("waited_s", None)
+    chosen = totals.pop("response_format", None)
     out: dict[str, Any] = {
         **settings.settings(),
         "judge_concurrency": settings.concurrency,
@@ -55,6 +56,8 @@ def judge_totals(records: Sequence[CaseRecord], settings: JudgeSettings) -> dict
         out["failures"] = failures
     if waited:
         out["waited_s"] = waited
+    if chosen:
+        out["response_format_chosen"] = chosen
     if settings.max_calls is not None:
         out["max_calls"] = settings.max_calls
     if settings.budget_usd is not None:
@@ -83,6 +86,9 @@ def judge_lines(totals: dict[str, Any]) -> list[str]:
         f"{totals['prompt_tokens']} prompt + {totals['completion_tokens']} completion "
         f"tokens, {cost_text}"
     ]
+    chosen = totals.get("response_format_chosen")
+    if chosen:
+        lines.append(f"judge response format: {chosen}")
     skipped = totals.get("not_judged") or {}
     if skipped:
         lines.append("not judged: " + ", ".join(f"{n} {reason}" for reason, n in skipped.items()))

@@ -3,13 +3,15 @@ user message, and usage lines that count failed calls."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.judge_stub import ScriptedJudge
 from tests.judges.project import CASES as CASES
 from tests.judges.project import CONFTEST as CONFTEST
 from tests.judges.test_pytest_runs import FailOn, judge_args, judged_row
-from tests.llm_stub import StubServer, cut, server_error
+from tests.llm_stub import StubServer, accept_probes, cut, server_error
 from tests.pytester_projects import load_json, run
 
 
@@ -108,4 +110,37 @@ def test_a_judge_that_answers_nothing_stops_the_run_once_naming_its_endpoint(
     assert "lowered to 1" in out
     # 22 calls with 3 attempts each would be 66 requests of 0.3 s; the run stopped early.
     assert llm_stub.request_count < 30
-    assert out.count("answers nothing") == 1  # said once, not per case
+    # Said once, not per case (pytest's short summary, untruncated where CI is set,
+    # repeats the failure's first line).
+    assert out.split("short test summary info")[0].count("answers nothing") == 1
+    # The requests that got no answer are on the usage line, not "0 request(s), $0.0000".
+    # (the stopped case's own; cases never reported when the run stopped are not in it).
+    [usage] = [line for line in out.splitlines() if line.startswith("judges (")]
+    requests = int(re.search(r"(\d+) request\(s\)", usage)[1])  # type: ignore[index]
+    assert 0 < requests <= llm_stub.request_count, usage
+    assert "failed (" in usage and "$0.0000" not in usage, usage
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_auto_asks_a_local_server_once_and_says_what_it_chose(
+    project: pytest.Pytester, llm_stub: StubServer, workers: list[str]
+) -> None:
+    # llama-cpp-python's server: HTTP 500 to json_schema, its json_object with a schema.
+    llm_stub.probe_handler = accept_probes("json_object_schema")
+    llm_stub.set_handler(ScriptedJudge())
+    args = judge_args(llm_stub, "--ragproof-judges=all", "--ragproof-report=results.json")
+    result = run(project, workers, *args)
+    assert result.ret == 0, result.stdout.str()
+    chosen = "json_object with its schema (auto: json_schema refused, HTTP 500)"
+    assert result.stdout.str().count(f"judge response format: {chosen}\n") == 1
+    # Two probes (json_schema, then json_object) once per process: each xdist worker
+    # that judged a case asks for itself.
+    assert len(llm_stub.probes) in ((2, 4) if workers else (2,))
+    for body in llm_stub.requests:
+        assert body["response_format"]["type"] == "json_object"
+        assert "schema" in body["response_format"]
+    # The scores are those of a prompt-only run (test_pytest_runs' figures).
+    assert judged_row(result.stdout.str(), "qa", "faithfulness") == ["3", "0.833", "0.500"]
+    judges = load_json(project.path / "results.json")["judges"]
+    assert judges["response_format_chosen"] == chosen
+    assert judges["judge_response_format"] == "auto"

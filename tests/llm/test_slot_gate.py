@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from pytest_ragproof.llm.provider import SlotGate, request_priority
+from pytest_ragproof.llm.slots import SlotGate, request_priority
 
 
 async def _hold(
