@@ -6,10 +6,14 @@ and whether it was a repair (ragproof's repair request carries the rejected repl
 an assistant turn, which no judge prompt has otherwise). Requests and replies pass
 through unchanged; the proxy listens on 127.0.0.1 only.
 
-With one judge call in flight (``--ragproof-judge-concurrency=1``) the requests of a
-logical call arrive one after another: the first request, its retries (the same
-body again, after a timeout or a 5xx), then at most one repair and its retries.
-:func:`group_calls` rebuilds the calls from that order.
+A logical call is its first request, that request again (a retry after a timeout
+or a 5xx: the same body), then at most one repair (the same conversation plus the
+rejected reply and the repair turn) and its retries. Calls interleave even with one
+in flight (judge-check sends every item's first request before the repairs), so
+:func:`group_calls` joins requests by the conversation they start from, not by order,
+and leaves out ragproof's response-format probes (``auto``), which are no judge call.
+Two calls of one run with the very same messages would be taken for one; a run
+without the cache never sends those (the items and cases here all differ).
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from pytest_ragproof.llm.probe import PROBE_MARKER
+
 _STEP = re.compile(r"ragproof judge step: ([a-z-]+/\d+)")
 
 
@@ -33,13 +39,16 @@ class Exchange:
 
     step: str  # the judge step named in the prompt ("?" when none is)
     repair: bool  # a repair request: the conversation carries an assistant turn
-    retry: bool  # the same body as the request before it
+    retry: bool  # the same body as an earlier request
+    conversation: str = ""  # the messages the call started from (a repair's minus its 2 turns)
+    probe: bool = False  # ragproof's response-format probe (``auto``), not a judge call
     status: int | None = None  # None: the server gave no HTTP answer
     seconds: float = 0.0
     finish_reason: str | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
     delivered: bool = False  # the reply reached the client (False: it had gone)
+    reply: str | None = None  # the reply's message text (kept for reading the run)
     done: bool = False
 
     @property
@@ -68,24 +77,28 @@ class Call:
 
 
 def group_calls(exchanges: list[Exchange]) -> list[Call]:
-    """The logical calls of requests made one at a time (see the module docstring)."""
-    calls: list[Call] = []
+    """The logical calls of these requests, in the order they started (see the docstring)."""
+    calls: dict[str, Call] = {}
     for exchange in exchanges:
-        if not calls or not (exchange.repair or exchange.retry):
-            calls.append(Call(exchange.step))
-        calls[-1].requests.append(exchange)
-    return calls
+        if exchange.probe:
+            continue
+        call = calls.setdefault(exchange.conversation, Call(exchange.step))
+        call.requests.append(exchange)
+    return list(calls.values())
 
 
-def _describe(body: bytes) -> tuple[str, bool]:
+def _describe(body: bytes) -> tuple[str, bool, str, bool]:
+    """The step, whether it is a repair, the conversation the call started from, a probe?"""
     try:
         messages = json.loads(body).get("messages") or []
     except (ValueError, AttributeError):
-        return "?", False
+        return "?", False, body.decode(errors="replace"), False
     text = " ".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
     found = _STEP.search(text)
     repair = any(isinstance(m, dict) and m.get("role") == "assistant" for m in messages)
-    return (found.group(1) if found else "?"), repair
+    start = messages[:-2] if repair else messages
+    key = json.dumps(start, sort_keys=True)
+    return (found.group(1) if found else "?"), repair, key, PROBE_MARKER in text
 
 
 def _read_reply(exchange: Exchange, payload: bytes) -> None:
@@ -95,7 +108,9 @@ def _read_reply(exchange: Exchange, payload: bytes) -> None:
         usage = data.get("usage") or {}
     except (ValueError, AttributeError, TypeError, IndexError):
         return
-    exchange.finish_reason = choice.get("finish_reason") if isinstance(choice, dict) else None
+    if isinstance(choice, dict):
+        exchange.finish_reason = choice.get("finish_reason")
+        exchange.reply = (choice.get("message") or {}).get("content")
     exchange.prompt_tokens = int(usage.get("prompt_tokens") or 0)
     exchange.completion_tokens = int(usage.get("completion_tokens") or 0)
 
@@ -108,7 +123,7 @@ class RecordingProxy:
         self.timeout_s = timeout_s
         self.exchanges: list[Exchange] = []
         self._lock = threading.Lock()
-        self._last_body = b""
+        self._bodies: list[bytes] = []
         self._server: ThreadingHTTPServer | None = None
 
     @property
@@ -137,17 +152,23 @@ class RecordingProxy:
             self._server.shutdown()
             self._server.server_close()
 
+    def bodies(self) -> list[bytes]:
+        """The request bodies, in the order of :attr:`exchanges`."""
+        with self._lock:
+            return list(self._bodies)
+
     def since(self, mark: int) -> list[Exchange]:
         """The exchanges from index ``mark`` on (``len(proxy.exchanges)`` taken before)."""
         with self._lock:
             return list(self.exchanges[mark:])
 
     def _forward(self, handler: BaseHTTPRequestHandler, body: bytes) -> None:
-        step, repair = _describe(body)
+        step, repair, conversation, probe = _describe(body)
         with self._lock:
-            exchange = Exchange(step, repair, retry=body == self._last_body)
-            self._last_body = body
+            retry = body in self._bodies
+            exchange = Exchange(step, repair, retry, conversation, probe)
             self.exchanges.append(exchange)
+            self._bodies.append(body)
         request = urllib.request.Request(
             self.upstream + handler.path,
             data=body,

@@ -4,7 +4,7 @@ The other judge benchmarks use the scripted stub; this one runs ragproof's judge
 against a real model on this machine, the weakest one that runs anywhere: Google's
 pretrained (not instruction-tuned) Gemma 3 270M, Q4_K_M, served by llama-cpp-python's
 OpenAI-compatible server on 127.0.0.1 with one thread (``_local_model``: built from its
-sdist on the first run, about 31 minutes, then reused from the cache folder).
+sdist on the first run, 14 minutes here, then reused from the cache folder).
 
 1. The server is probed once with a tiny request in each structured-output form
    (``json_schema``, ``json_object``, ``json_object`` with llama-cpp-python's own
@@ -15,9 +15,10 @@ sdist on the first run, about 31 minutes, then reused from the cache folder).
 3. A pytest run of 10 cases (8 qa, 1 unanswerable, 1 injection, built from the same
    passages) with every judge on (``--ragproof-judges=all``).
 
-Both runs: ``--response-format`` (default ``json_object``: llama-cpp-python answers
-``json_schema`` with HTTP 500, and ragproof's ``auto`` is the prompt alone for an
-``openai/<name>`` it does not know), instructions in the user turn (the server's gemma
+Both runs: ``--response-format`` given explicitly (default ``json_object_schema``, the
+form llama-cpp-python enforces: it answers ``json_schema`` with HTTP 500; ``auto`` probes
+the server and chooses the same), the format ragproof used read back from the
+judge-check figures and the results file, instructions in the user turn (the server's gemma
 template drops system messages), one call in flight (the server does not cancel a
 request whose client went away), a generous timeout, no cache. Every request goes
 through a recording proxy (``_recording_proxy``) for per-request latency and tokens and
@@ -33,9 +34,9 @@ named judge error) and ``judge-check --min-kappa 0.4`` refuses this weak judge.
 items and the cases, then runs the same two phases through the proxy against the
 scripted judge of ``tests/judge_stub.py``, checking the wiring, not the figures.
 
-Run: python benchmarks/bench_local_judge.py [--response-format json_object]
-     [--max-tokens 256] [--timeout 300] [--budget 900] [--threads 1] [--cache-dir DIR]
-     [--build-jobs 1] [--quick]
+Run: python benchmarks/bench_local_judge.py [--response-format json_object_schema]
+     [--max-tokens 96] [--timeout 300] [--budget 1200] [--threads 1] [--cache-dir DIR]
+     [--build-jobs 2] [--quick]
 """
 
 from __future__ import annotations
@@ -57,11 +58,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from benchmarks import _local_model as M
 from benchmarks._common import Limits, add_quick
 from benchmarks._recording_proxy import Exchange, RecordingProxy, group_calls
+from pytest_ragproof import defaults
 
 ITEMS = Path(__file__).resolve().parent / "data" / "local_judge_items.jsonl"
 MODEL = f"openai/{M.ALIAS}"
 MIN_KAPPA = 0.4
-FORMATS = ("auto", "json_schema", "json_object", "prompt")
 #: The judges that apply to each kind of case (docs/judges.md), scored or not judged.
 APPLIES = {
     "qa": (
@@ -104,15 +105,16 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_quick(parser)
     add = parser.add_argument
-    add("--response-format", choices=FORMATS, default="json_object", help="(json_object)")
-    add("--max-tokens", type=int, default=256, help="completion budget of every call (256)")
+    fmt = "json_object_schema"
+    add("--response-format", choices=defaults.RESPONSE_FORMATS, default=fmt, help=f"({fmt})")
+    add("--max-tokens", type=int, default=96, help="completion budget of every call (96)")
     add("--timeout", type=float, default=300.0, help="seconds per request (300)")
     add("--retries", type=int, default=1, help="retries of a call on timeouts and 5xx (1)")
-    add("--budget", type=float, default=900.0, help="seconds both runs may take (900)")
+    add("--budget", type=float, default=1200.0, help="seconds both runs may take (1200)")
     add("--min-kappa", type=float, default=MIN_KAPPA, help="the floor to be refused (0.4)")
     add("--threads", type=int, default=1, help="server threads (1)")
     add("--ctx", type=int, default=4096, help="server context size in tokens (4096)")
-    add("--build-jobs", type=int, default=1, help="compile jobs of a first build (1)")
+    add("--build-jobs", type=int, default=2, help="compile jobs of a first build (2)")
     add("--cache-dir", type=Path, default=M.DEFAULT_CACHE, help=f"({M.DEFAULT_CACHE})")
     add("--items", type=Path, default=ITEMS, help="labelled JSONL items for judge-check")
     args = parser.parse_args(argv)
@@ -240,6 +242,8 @@ def replies(name: str, exchanges: list[Exchange], usage: dict[str, Any], limits:
     The proxy sees every request; ragproof's usage says which replies it refused in the
     end (``invalid output``, ``cut at N tokens``) and how every failed call failed.
     """
+    probes = sum(1 for e in exchanges if e.probe)
+    exchanges = [e for e in exchanges if not e.probe]
     calls = group_calls(exchanges)
     failures: dict[str, int] = dict(usage.get("failures") or {})
     refused = sum(n for kind, n in failures.items() if kind.startswith(("invalid", "cut at")))
@@ -248,7 +252,8 @@ def replies(name: str, exchanges: list[Exchange], usage: dict[str, Any], limits:
     errors = ", ".join(f"{n} {kind}" for kind, n in sorted(failures.items())) or "none"
     print(
         f"  {name}: {len(calls)} judge call(s), {len(exchanges)} request(s): "
-        f"{first} valid first time, {after} valid after the repair, errors: {errors}",
+        f"{first} valid first time, {after} valid after the repair, errors: {errors}"
+        + (f" ({probes} response-format probe request(s) besides)" if probes else ""),
         flush=True,
     )
     ragproof = int(usage.get("calls", 0)) + sum(failures.values())
@@ -301,8 +306,11 @@ def check_items(doc: dict[str, Any], limits: Limits, floor: float) -> None:
         + ("" if ci is None else f" [{ci[0]:.3f}, {ci[1]:.3f}]"),
         flush=True,
     )
-    refused = doc.get("min_kappa", {}).get("passed") is False and kappa.get("value") is not None
-    print(f"  --min-kappa {floor:g}: {'refused' if refused else 'NOT refused'}", flush=True)
+    from pytest_ragproof.judges.agreement import kappa_gate
+
+    passed, why = kappa_gate(doc["figures"], doc.get("confusion"), floor)
+    refused = doc.get("min_kappa", {}).get("passed") is False and not passed
+    print(f"  --min-kappa {floor:g}: {'refused' if refused else 'NOT refused'}: {why}", flush=True)
     if not refused:
         limits.fail(f"judge-check --min-kappa {floor:g} did not refuse the judge (κ {shown})")
 
@@ -342,6 +350,8 @@ def phases(args: argparse.Namespace, work: Path, proxy: RecordingProxy, limits: 
     if doc is None:
         limits.fail(f"judge-check gave no figures (exit {code}): {out[-1500:]}")
     else:
+        chosen = doc["usage"].get("response_format") or doc["judge_response_format"]
+        print(f"  judge-check's response format: {chosen}", flush=True)
         replies("judge-check", proxy.since(mark), doc["usage"], limits)
         check_items(doc, limits, args.min_kappa)
     left = deadline - time.monotonic()
@@ -351,18 +361,23 @@ def phases(args: argparse.Namespace, work: Path, proxy: RecordingProxy, limits: 
     if code not in (0, 1) or doc is None:
         limits.fail(f"the pytest run ended with exit {code}: {out[-1500:]}")
     else:
-        replies("pytest", proxy.since(mark), doc["judges"], limits)
+        judges = doc["judges"]
+        chosen = judges.get("response_format_chosen") or judges["judge_response_format"]
+        print(f"  the results' response format: {chosen}", flush=True)
+        replies("pytest", proxy.since(mark), judges, limits)
         check_cases(doc, limits)
-        shown = doc["judges"].get("judge_response_format")
-        print(f"  response format recorded in the results: {shown}", flush=True)
     used = args.budget - (deadline - time.monotonic())
     verdict = "OK" if used <= args.budget else "OVER LIMIT"
     print(f"both runs: {used:.0f} s (limit {args.budget:.0f} s) {verdict}", flush=True)
     if used > args.budget:
         limits.fail(f"both runs took {used:.0f} s > {args.budget:.0f} s")
     (work / "exchanges.jsonl").write_text(
-        "".join(json.dumps(e.__dict__) + "\n" for e in proxy.exchanges)
+        "".join(json.dumps(_shown(e)) + "\n" for e in proxy.exchanges)
     )
+
+
+def _shown(exchange: Exchange) -> dict[str, Any]:
+    return {k: v for k, v in exchange.__dict__.items() if k != "conversation"}
 
 
 def main() -> int:
