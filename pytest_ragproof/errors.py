@@ -163,10 +163,16 @@ class LLMError(RagproofError):
 
     ``attempts`` counts the HTTP requests the failed call made and ``waited_s`` the
     seconds from its first request to giving up: usage lines count failed calls too.
+    ``prompt_tokens``, ``completion_tokens`` and ``cost`` are those of the replies the
+    call did receive (a reply refused after its repair was generated, and billed, all the
+    same; ``cost`` None when litellm has no price for it); 0 when no reply came.
     """
 
     attempts: int = 0
     waited_s: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = 0.0
 
     @property
     def kind(self) -> str:

@@ -76,10 +76,15 @@ class Usage:
         self.response_format = self.response_format or other.response_format
 
     def failed(self, exc: LLMError) -> None:
-        """Count a call that ended in ``exc``: its kind, its requests, its time."""
+        """Count a call that ended in ``exc``: its kind, requests, time, and the tokens and
+        cost of the replies it did receive (refused, but generated and billed)."""
         self.failures[exc.kind] = self.failures.get(exc.kind, 0) + 1
         self.requests += exc.attempts
         self.waited_s += exc.waited_s
+        self.prompt_tokens += exc.prompt_tokens
+        self.completion_tokens += exc.completion_tokens
+        if self.cost_usd is not None:
+            self.cost_usd = None if exc.cost is None else self.cost_usd + exc.cost
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -184,6 +184,8 @@ class JudgeEngine:
             self._note_format(out)
             if not isinstance(exc, LLMConfigError) or exc.attempts or exc.waited_s:
                 out.usage.failed(exc)  # a stop counts the requests it made and the time
+            if exc.prompt_tokens or exc.completion_tokens:
+                self.budget.spend(exc.cost)  # its replies were paid for, though refused
             raise
         except DryRunCall:
             est = out.estimate = out.estimate or Estimate()

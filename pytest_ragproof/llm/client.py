@@ -43,6 +43,7 @@ __all__ = ["LLMClient", "load_litellm"]
 
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
+E = TypeVar("E", bound=LLMError)
 
 
 class LLMClient:
@@ -126,7 +127,13 @@ class LLMClient:
             # A cut reply is not sent back: the model would continue it, not shorten it.
             rejected = "(reply cut off)" if reply.cut_at is not None else reply.text
             repair = repair_messages(send, rejected, parsed.summary)
-            reply = reply.then(await self.provider.send(repair, params))
+            try:
+                later = await self.provider.send(repair, params)
+            except LLMConfigError:
+                raise
+            except LLMError as exc:  # the first reply was received (and billed) all the same
+                raise _charged(exc, reply) from None
+            reply = reply.then(later)
             parsed = _parse_reply(reply, schema)
         if isinstance(parsed, OutputParseError):
             if replay_invalid and reply.cut_at is None:
@@ -254,11 +261,18 @@ class LLMClient:
         error = InvalidOutputError(
             f"model output did not match {schema.__name__} after one repair: {err.summary}",
             cut_at=cut_at,
-            attempts=0 if reply is None else reply.attempts,
         )
-        if reply is not None:
-            error.waited_s = reply.waited_s
-        return error
+        return error if reply is None else _charged(error, reply)
+
+
+def _charged(error: E, reply: Reply) -> E:
+    """``error`` of a call that received ``reply``: its requests, time, tokens and cost."""
+    error.attempts += reply.attempts
+    error.waited_s += reply.waited_s
+    error.prompt_tokens += reply.usage.prompt_tokens
+    error.completion_tokens += reply.usage.completion_tokens
+    error.cost = None if error.cost is None or reply.cost is None else error.cost + reply.cost
+    return error
 
 
 def _parse_reply(reply: Reply, schema: type[T]) -> T | OutputParseError:

@@ -71,7 +71,8 @@ def judge_lines(totals: dict[str, Any]) -> list[str]:
     """The summary's judge lines: calls, tokens, cost, what was not judged and why."""
     cost = totals["cost_usd"]
     cost_text = "cost unknown (no price for this model)" if cost is None else f"${cost:.4f}"
-    if not totals["calls"] and totals.get("failures"):
+    spent = totals["prompt_tokens"] or totals["completion_tokens"]  # refused replies count
+    if not totals["calls"] and totals.get("failures") and not spent:
         cost_text = "cost unknown (no call answered; failed requests may still be billed)"
     failures: dict[str, int] = totals.get("failures") or {}
     failed = ""

@@ -69,6 +69,9 @@ def test_a_reply_cut_at_its_budget_is_that_case_error_named_by_the_budget(
     assert q3["status"] == "error" and "faithfulness" not in q3["metrics"]
     assert q3["judge_usage"]["failures"] == {"cut at 120 tokens": 1}
     assert q3["judge_usage"]["requests"] == 2  # the call and its one repair
+    # Both cut replies were generated (and, at a provider, billed): their tokens count.
+    assert q3["judge_usage"]["completion_tokens"] == 2 * 120
+    assert q3["judge_usage"]["prompt_tokens"] == 2 * 11  # the stub's prompt tokens a reply
     assert "1 failed (1 cut at 120 tokens)" in out
 
 

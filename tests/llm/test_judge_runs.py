@@ -10,7 +10,7 @@ import pytest
 
 from pytest_ragproof.llm.client import load_litellm
 from tests.judge_stub import ScriptedJudge
-from tests.llm_stub import StubServer, closed_url, server_error
+from tests.llm_stub import StubServer, closed_url, reply, server_error
 from tests.pytester_projects import load_json, run, write_frozen
 
 # litellm is imported once per test process, not inside an in-process pytester run
@@ -212,3 +212,31 @@ def test_a_usd_budget_counts_against_a_price_the_user_registers(
     assert llm_stub.request_count < 2 * len(CASES)  # the budget stopped the judging
     doc = load_json(project.path / "results.json")
     assert doc["judges"]["cost_usd"] == pytest.approx(120e-6 * doc["judges"]["calls"])
+
+
+def test_refused_replies_count_against_the_usd_budget(
+    project: pytest.Pytester, llm_stub: StubServer
+) -> None:
+    # Every reply is refused (not JSON) after its repair: each failed call still received
+    # two replies of 11 + 7 tokens, billed at 1e-6 USD a token, 36e-6 USD a call.
+    llm_stub.default = reply("not json")
+    project.makeconftest(CONFTEST + PRICED_CONFTEST)
+    args = _args(
+        llm_stub,
+        "--ragproof-judge-budget-usd=0.00003",
+        "--ragproof-judge-concurrency=1",
+        model="openai/priced-stub-judge",
+    )
+    result = run(project, [], *args)
+    out = result.stdout.str()
+    assert result.ret == 1, out + result.stderr.str()
+    assert "InvalidOutputError" in out and "cost unknown" not in out
+    assert "1 failed (1 invalid output), 0 cached, 2 request(s), 22 prompt + 14 completion" in out
+    # The first failed call spent 36e-6 USD of the 30e-6: no call after it.
+    assert llm_stub.request_count == 2
+    doc = load_json(project.path / "results.json")
+    judges = doc["judges"]
+    assert judges["failures"] == {"invalid output": 1} and judges["calls"] == 0
+    assert (judges["prompt_tokens"], judges["completion_tokens"]) == (22, 14)
+    assert judges["cost_usd"] == pytest.approx(36e-6)
+    assert judges["not_judged"].get("budget", 0) >= 1
