@@ -240,7 +240,8 @@ def replies(name: str, exchanges: list[Exchange], usage: dict[str, Any], limits:
     """The calls' outcomes (valid first time, after the repair, errors by type), latency, tokens.
 
     The proxy sees every request; ragproof's usage says which replies it refused in the
-    end (``invalid output``, ``cut at N tokens``) and how every failed call failed.
+    end (``invalid output``, ``cut at N tokens``) and how every failed call failed. Both
+    must agree on the calls, the requests and the tokens of the replies ragproof received.
     """
     probes = sum(1 for e in exchanges if e.probe)
     exchanges = [e for e in exchanges if not e.probe]
@@ -279,12 +280,20 @@ def replies(name: str, exchanges: list[Exchange], usage: dict[str, Any], limits:
         f"tokens/s of request time); {cut} cut at the token budget",
         flush=True,
     )
+    counted = (int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)))
+    received = [e for e in answered if e.delivered]
+    sent = (sum(e.prompt_tokens for e in received), sum(e.completion_tokens for e in received))
     print(
         f"    ragproof's usage: {usage.get('calls', 0)} call(s) answered, "
-        f"{usage.get('requests', 0)} request(s), {usage.get('prompt_tokens', 0)} prompt + "
-        f"{usage.get('completion_tokens', 0)} completion tokens",
+        f"{usage.get('requests', 0)} request(s), {counted[0]} prompt + {counted[1]} "
+        "completion tokens",
         flush=True,
     )
+    if counted != sent or int(usage.get("requests", 0)) != len(exchanges):
+        limits.fail(
+            f"{name}: ragproof counted {usage.get('requests', 0)} request(s) and {counted} "
+            f"tokens, the server answered {len(exchanges)} and {sent} reached ragproof"
+        )
 
 
 def check_items(doc: dict[str, Any], limits: Limits, floor: float) -> None:
