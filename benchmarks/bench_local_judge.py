@@ -128,9 +128,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 
 def load_items(path: Path) -> list[dict[str, Any]]:
     """The labelled items, validated by ragproof's own reader; half faithful, half not."""
+    from pytest_ragproof.errors import DatasetError
     from pytest_ragproof.judges.labelled import load_labelled
 
-    items = load_labelled(path, "faithfulness")  # raises DatasetError naming the line
+    try:
+        items = load_labelled(path, "faithfulness")
+    except (OSError, DatasetError) as exc:  # the file, the line and the field
+        raise SystemExit(f"bench_local_judge: {exc}") from None
     labels = Counter(i.labels["faithfulness"] for i in items)
     if len(items) < 2 or labels[1.0] != labels[0.0] or len(labels) != 2:
         raise SystemExit(f"{path}: expected as many items labelled 1 as 0, got {dict(labels)}")
@@ -349,8 +353,8 @@ def check_cases(doc: dict[str, Any], limits: Limits) -> None:
 
 
 def phases(args: argparse.Namespace, work: Path, proxy: RecordingProxy, limits: Limits) -> None:
-    rows = load_items(args.items)
-    proj = project(work, rows)
+    """judge-check, then the pytest run, in ``work`` (which holds ``project/``)."""
+    proj = work / "project"
     deadline = time.monotonic() + args.budget
     print(f"response format: {args.response_format}; instructions in the user turn", flush=True)
     mark = len(proxy.exchanges)
@@ -408,14 +412,17 @@ def main() -> int:
         proxy = RecordingProxy(stub.url.removesuffix("/v1")).start()
         try:
             with tempfile.TemporaryDirectory(prefix="ragproof-local-judge-") as tmp:
+                project(Path(tmp), load_items(args.items))
                 phases(args, Path(tmp), proxy, limits)
         finally:
             proxy.stop()
             stub.stop()
         return limits.exit_status()
+    rows = load_items(args.items)  # bad items are said before any build
     M.ensure_server(args.cache_dir, args.build_jobs)
     model = M.ensure_model(args.cache_dir)
     work = Path(tempfile.mkdtemp(prefix="ragproof-local-judge-"))
+    project(work, rows)
     port = M.free_port()
     cmd = M.server_command(
         M.venv_python(args.cache_dir), model, port, threads=args.threads, ctx=args.ctx
