@@ -1,8 +1,10 @@
-"""``ragproof import --from raget|ragas|deepeval|promptfoo FILE -o OUT [--corpus PATH]``.
+"""``ragproof import --from raget|ragas|deepeval|promptfoo FILE -o OUT [--corpus PATH]``
+and ``ragproof import --from otel TRACES... -o OUT`` (``--format`` is the same option).
 
-Reads another tool's test set, prints a field report (what mapped where, what was
-dropped and why, counts) and writes a reviewable JSONL dataset that ``ragproof
-validate`` and ``ragproof freeze`` accept. See docs/interop.md.
+Reads another tool's test set, or production traces, prints a field report (what
+mapped where, what was dropped and why, counts) and writes a reviewable JSONL
+dataset that ``ragproof validate`` and ``ragproof freeze`` accept. See
+docs/interop.md and, for traces, docs/traces.md.
 """
 
 from __future__ import annotations
@@ -25,9 +27,20 @@ MAX_LISTED = 50  # problems printed; the count is always complete
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--from", dest="tool", required=True, choices=TOOLS, help="the tool that wrote FILE"
+        "--from",
+        "--format",
+        dest="tool",
+        required=True,
+        choices=TOOLS,
+        help="the tool that wrote FILE (otel: OTLP JSON traces)",
     )
-    parser.add_argument("file", help="the other tool's test set (JSONL, JSON, CSV or YAML)")
+    parser.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="the other tool's test set (JSONL, JSON, CSV or YAML); with --from otel one or "
+        "more OTLP JSON trace files (.json or .jsonl, gzip accepted)",
+    )
     parser.add_argument("-o", "--output", required=True, help="the JSONL dataset to write")
     parser.add_argument(
         "--corpus",
@@ -47,6 +60,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="deepeval CSV/JSONL only: what joins the context passages in a cell (default |)",
     )
+    from pytest_ragproof.commands._otel_args import add_otel_arguments
+
+    add_otel_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,20 +84,35 @@ def run(args: argparse.Namespace) -> int:
             var_map = parse_vars(args.var)
         except ConfigError as exc:
             raise UsageError(str(exc)) from exc
-    src, out = Path(args.file), Path(args.output)
-    why = build.check_output(out, [src])
+    from pytest_ragproof.commands._otel_args import check_otel_arguments, selection
+
+    check_otel_arguments(args)
+    if args.tool != "otel" and len(args.files) > 1:
+        raise UsageError(f"--from {args.tool} reads one FILE (only --from otel takes several)")
+    paths = [Path(f) for f in args.files]
+    src, out = paths[0], Path(args.output)
+    why = build.check_output(out, paths)
     if why is not None:
         raise UsageError(why)
+    if args.tool == "otel" and args.corpus is not None:
+        raise UsageError("--corpus does not apply to --from otel (traces carry document ids)")
+    choice = selection(args) if args.tool == "otel" else None
     corpus = None
     if args.corpus is not None:
         try:
             corpus = build.CorpusIndex(args.corpus)
         except IngestError as exc:
             raise UsageError(str(exc)) from exc
-    report = FieldReport(args.tool, str(src))
-    drafts = _read(args, src, report, var_map)
+    source = ", ".join(str(p) for p in paths)
+    report = FieldReport(args.tool, source)
+    if choice is not None:
+        from pytest_ragproof.interop import otel_select
+
+        drafts = otel_select.read(paths, report, choice)
+    else:
+        drafts = _read(args, src, report, var_map)
     try:
-        dataset = build.build_dataset(drafts, args.tool, str(src), corpus, report)
+        dataset = build.build_dataset(drafts, args.tool, source, corpus, report)
     except DatasetError as exc:
         for line in report.lines():
             print(line, file=sys.stderr)
@@ -107,7 +138,11 @@ def run(args: argparse.Namespace) -> int:
                 else ""
             )
         )
-    print(f"freeze it with: ragproof freeze {out}")
+    if choice is not None:
+        print(f"review it with: ragproof review {out} -o <reviewed.jsonl>")
+        print("then freeze the approved cases: ragproof freeze <reviewed.jsonl> --approved-only")
+    else:
+        print(f"freeze it with: ragproof freeze {out}")
     return 0
 
 

@@ -1,0 +1,254 @@
+"""Which traces become cases: time window, service, redaction, near-duplicates, sample, cap.
+
+In this order, each step counted in the summary:
+
+1. traces with no recognisable question (named by trace id) and traces whose text
+   is too long are skipped;
+2. ``--since`` (inclusive) / ``--until`` (exclusive) on the root span's start time,
+   ``--service`` on its ``service.name``;
+3. ``--redact PATTERN`` (regular expressions, repeatable; each match becomes
+   ``[REDACTED]``) and ``--redact-pii`` (e-mail addresses become ``[EMAIL]``, phone
+   numbers — 9 to 15 digits, optionally with ``+``, spaces, dots, dashes and
+   parentheses — become ``[PHONE]``) rewrite every text of the case: question,
+   history, production answer, document ids and service name;
+4. near-duplicate questions (equal after Unicode NFKC, case folding and dropping
+   everything but letters and digits) are collapsed into the earliest trace; the kept
+   case counts the others in ``metadata.trace.repeats``;
+5. ``--sample N --seed S``: the N traces whose sha256(``S`` NUL trace id) are lowest
+   (the same N whatever the file order);
+6. ``--max-cases N``: the N earliest.
+
+Cases are written in start-time order (trace id on ties).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pytest_ragproof.interop.drafts import Draft
+from pytest_ragproof.interop.otel import Candidate, Trace, assemble
+from pytest_ragproof.interop.report import FieldReport
+
+MAX_NAMED = 20  # trace ids named per reason; the count is always complete
+
+EMAIL = re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}")
+PHONE = re.compile(r"(?<![\w+])\+?\(?\d[\d .()-]{7,}\d(?!\w)")
+
+
+def _phone(match: re.Match[str]) -> str:
+    digits = sum(ch.isdigit() for ch in match.group())
+    return "[PHONE]" if 9 <= digits <= 15 else match.group()
+
+
+@dataclass
+class Selection:
+    """The choices of ``ragproof import --from otel`` (all optional)."""
+
+    since_ns: int | None = None
+    until_ns: int | None = None
+    services: frozenset[str] = frozenset()
+    sample: int | None = None
+    seed: int = 0
+    max_cases: int | None = None
+    redact: list[re.Pattern[str]] = field(default_factory=list)
+    redact_pii: bool = False
+
+    def redactor(self) -> Callable[[str], str]:
+        def apply(text: str) -> str:
+            for pattern in self.redact:
+                text = pattern.sub("[REDACTED]", text)
+            if self.redact_pii:
+                text = PHONE.sub(_phone, EMAIL.sub("[EMAIL]", text))
+            return text
+
+        return apply
+
+
+def parse_time(value: str, option: str) -> int:
+    """An ISO 8601 date or date-time (UTC when it names no offset) as Unix nanoseconds."""
+    try:
+        when = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise ValueError(
+            f"{option} {value[:40]!r} is not an ISO 8601 date or time; "
+            "write e.g. 2026-11-01 or 2026-11-01T09:30:00Z"
+        ) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return int(when.timestamp()) * 1_000_000_000 + when.microsecond * 1000
+
+
+def compile_patterns(patterns: list[str] | None) -> list[re.Pattern[str]]:
+    out: list[re.Pattern[str]] = []
+    for i, pattern in enumerate(patterns or [], start=1):
+        try:
+            out.append(re.compile(pattern))
+        except re.error as exc:
+            raise ValueError(
+                f"--redact pattern {i} is not a regular expression ({exc.msg} at {exc.pos})"
+            ) from None
+    return out
+
+
+def question_key(text: str) -> str:
+    """The near-duplicate key of a question: NFKC, case-folded, letters and digits only."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join("".join(ch if ch.isalnum() else " " for ch in folded).split())
+
+
+@dataclass
+class Outcome:
+    """What selection kept and the counts of the summary."""
+
+    kept: list[Candidate]
+    repeats: dict[str, int]
+    skipped: dict[str, list[str]]  # reason -> trace ids
+
+    def lines(self, n_traces: int, n_spans: int, n_files: int) -> list[str]:
+        n_skipped = sum(len(ids) for ids in self.skipped.values())
+        out = [
+            f"traces: {n_traces} read ({n_spans} span(s) in {n_files} file(s)), "
+            f"{len(self.kept)} kept, {n_skipped} skipped"
+        ]
+        for reason, ids in self.skipped.items():
+            named = ""
+            if reason.startswith(("no recognisable", "a question")):
+                named = ": " + ", ".join(ids[:MAX_NAMED])
+                if len(ids) > MAX_NAMED:
+                    named += f", … ({len(ids) - MAX_NAMED} more)"
+            out.append(f"  {len(ids)}: {reason}{named}")
+        return out
+
+
+def select(traces: dict[str, Trace], choice: Selection) -> Outcome:
+    skipped: dict[str, list[str]] = {}
+
+    def skip(reason: str, trace_id: str) -> None:
+        skipped.setdefault(reason, []).append(trace_id)
+
+    found: list[Candidate] = []
+    for trace in traces.values():
+        got = assemble(trace)
+        if isinstance(got, str):
+            skip(got, trace.trace_id)
+        else:
+            found.append(got)
+    found.sort(key=lambda c: (c.start_ns, c.trace_id))
+    window: list[Candidate] = []
+    for cand in found:
+        if choice.since_ns is not None and cand.start_ns < choice.since_ns:
+            skip("started before --since", cand.trace_id)
+        elif choice.until_ns is not None and cand.start_ns >= choice.until_ns:
+            skip("started at or after --until", cand.trace_id)
+        elif choice.services and cand.service not in choice.services:
+            skip("another service than --service", cand.trace_id)
+        else:
+            window.append(cand)
+    if choice.redact or choice.redact_pii:
+        redact = choice.redactor()
+        for cand in window:
+            _redact(cand, redact)
+    unique: dict[str, Candidate] = {}
+    repeats: dict[str, int] = {}
+    for cand in window:
+        first = unique.setdefault(question_key(cand.question), cand)
+        if first is not cand:
+            repeats[first.trace_id] = repeats.get(first.trace_id, 0) + 1
+            skip("a near-duplicate of an earlier trace's question", cand.trace_id)
+    kept = list(unique.values())
+    if choice.sample is not None and len(kept) > choice.sample:
+        seed = str(choice.seed).encode()
+
+        def rank(cand: Candidate) -> bytes:
+            return hashlib.sha256(seed + b"\0" + cand.trace_id.encode()).digest()
+
+        chosen = {c.trace_id for c in sorted(kept, key=rank)[: choice.sample]}
+        for cand in kept:
+            if cand.trace_id not in chosen:
+                skip("not in the --sample", cand.trace_id)
+        kept = [c for c in kept if c.trace_id in chosen]
+    if choice.max_cases is not None and len(kept) > choice.max_cases:
+        for cand in kept[choice.max_cases :]:
+            skip("over --max-cases", cand.trace_id)
+        kept = kept[: choice.max_cases]
+    return Outcome(kept, repeats, skipped)
+
+
+def _redact(cand: Candidate, redact: Callable[[str], str]) -> None:
+    cand.question = redact(cand.question)
+    cand.history = [{**m, "content": redact(m["content"])} for m in cand.history]
+    if cand.answer is not None:
+        cand.answer = redact(cand.answer)
+    if cand.service is not None:
+        cand.service = redact(cand.service)
+    for doc in [*cand.retrieved, *cand.reranked]:
+        doc["id"] = redact(doc["id"])
+
+
+def draft_of(cand: Candidate, repeats: int) -> Draft:
+    """The draft case of a kept trace: pending review, what production did in metadata."""
+    trace: dict[str, Any] = {
+        "trace_id": cand.trace_id,
+        "span_ids": cand.span_ids,
+        "timestamp": cand.timestamp,
+    }
+    if cand.service is not None:
+        trace["service"] = cand.service
+    if cand.answer is not None:
+        trace["answer"] = cand.answer
+    trace["retrieved"] = cand.retrieved
+    if cand.reranked:
+        trace["reranked"] = cand.reranked
+    if repeats:
+        trace["repeats"] = repeats
+    draft = Draft(
+        line=cand.line,
+        question=cand.question,
+        id=f"otel-{cand.trace_id}",
+        history=cand.history,
+        metadata={"trace": trace},
+        extra={"review_status": "pending"},
+    )
+    if cand.history:
+        draft.question_type = "conversational"
+    return draft
+
+
+def read(paths: list[Path], report: FieldReport, choice: Selection) -> list[Draft]:
+    """The draft cases of the traces in ``paths`` that ``choice`` keeps; counts in ``report``."""
+    from pytest_ragproof.interop.otel import read_traces
+
+    traces, n_spans = read_traces(paths)
+    outcome = select(traces, choice)
+    report.n_read = len(traces)
+    report.unit = "trace(s)"
+    report.summary = outcome.lines(len(traces), n_spans, len(paths))
+    drafts: list[Draft] = []
+    for cand in outcome.kept:
+        report.map(cand.question_from, "question")
+        if cand.history:
+            report.map("earlier user/assistant messages of that LLM span", "conversation_history")
+        report.map("trace and span ids, start time, service.name", "metadata.trace")
+        if cand.answer is not None:
+            report.map("the production answer", "metadata.trace.answer (not expected_answer)")
+        if cand.retrieved:
+            report.map(
+                "retrieval.documents (id, rank, score)",
+                "metadata.trace.retrieved (not expected_source_ids)",
+            )
+        if cand.reranked:
+            report.map("reranker.output_documents", "metadata.trace.reranked")
+        drafts.append(draft_of(cand, outcome.repeats.get(cand.trace_id, 0)))
+    if drafts:
+        report.note(
+            f"{len(drafts)} case(s) are review_status pending, with no expected answer or "
+            "sources: review them (ragproof review), then ragproof freeze --approved-only"
+        )
+    return drafts
