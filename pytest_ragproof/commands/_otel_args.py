@@ -17,13 +17,15 @@ if TYPE_CHECKING:
 _OTEL_ONLY = ("since", "until", "service", "sample", "max_cases", "redact")
 
 
-def _positive(text: str) -> int:
+def _positive(text: str | None, option: str) -> int | None:
+    if text is None:
+        return None
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text[:20]!r} is not a whole number") from None
+        raise UsageError(f"{option} {text[:20]!r} is not a whole number") from None
     if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
+        raise UsageError(f"{option} must be at least 1")
     return value
 
 
@@ -47,14 +49,12 @@ def add_otel_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--sample",
         metavar="N",
-        type=_positive,
         help="keep N of the traces, chosen by --seed (the same N whatever the file order)",
     )
     group.add_argument("--seed", type=int, default=None, help="seed of --sample (default 0)")
     group.add_argument(
         "--max-cases",
         metavar="N",
-        type=_positive,
         help="write at most N cases (the earliest)",
     )
     group.add_argument(
@@ -94,6 +94,10 @@ def selection(args: argparse.Namespace) -> Selection:
     if args.seed is not None and args.sample is None:
         raise UsageError("--seed chooses the --sample; give --sample N with it")
     try:
+        seed = int(args.seed) if args.seed is not None else 0
+    except ValueError:
+        raise UsageError(f"--seed {args.seed[:20]!r} is not a whole number") from None
+    try:
         since = parse_time(args.since, "--since") if args.since is not None else None
         until = parse_time(args.until, "--until") if args.until is not None else None
         patterns = compile_patterns(args.redact)
@@ -105,9 +109,9 @@ def selection(args: argparse.Namespace) -> Selection:
         since_ns=since,
         until_ns=until,
         services=frozenset(args.service or ()),
-        sample=args.sample,
-        seed=args.seed or 0,
-        max_cases=args.max_cases,
+        sample=_positive(args.sample, "--sample"),
+        seed=seed,
+        max_cases=_positive(args.max_cases, "--max-cases"),
         redact=patterns,
         redact_pii=args.redact_pii,
     )

@@ -120,6 +120,7 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def _json_error(path: Path, line: int, exc: json.JSONDecodeError, text: str) -> DatasetError:
+    """The error of ``exc`` in the JSON ``text`` (a line, or the whole file)."""
     cut = exc.pos >= len(text.rstrip())
     reason = (
         "the JSON is cut short (was the export still being written?)"
@@ -173,7 +174,7 @@ def _whole(path: Path, first_line: int, first_text: str) -> Any:
         raise DatasetError("is not UTF-8 text", source=str(path), hint=HINT_OTLP) from None
     except json.JSONDecodeError as exc:
         if first_text.strip() in ("{", "["):
-            raise _json_error(path, exc.lineno, exc, text.splitlines()[exc.lineno - 1]) from None
+            raise _json_error(path, exc.lineno, exc, text) from None
     except (ValueError, RecursionError):
         pass
     return _parse(path, first_line, first_text)  # raises the first line's own error
