@@ -139,8 +139,10 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     if choice is not None:
-        print(f"review it with: ragproof review {out} -o <reviewed.jsonl>")
-        print("then freeze the approved cases: ragproof freeze <reviewed.jsonl> --approved-only")
+        print(
+            "review the drafts (docs/traces.md), then freeze the approved ones: "
+            f"ragproof freeze {out} --approved-only"
+        )
     else:
         print(f"freeze it with: ragproof freeze {out}")
     return 0

@@ -249,6 +249,6 @@ def read(paths: list[Path], report: FieldReport, choice: Selection) -> list[Draf
     if drafts:
         report.note(
             f"{len(drafts)} case(s) are review_status pending, with no expected answer or "
-            "sources: review them (ragproof review), then ragproof freeze --approved-only"
+            "expected sources: a reviewer gives them (what production did is in metadata.trace)"
         )
     return drafts
