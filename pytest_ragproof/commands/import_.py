@@ -18,6 +18,7 @@ from pytest_ragproof.errors import UsageError
 from pytest_ragproof.interop import TOOLS
 
 if TYPE_CHECKING:
+    from pytest_ragproof.errors import DatasetError
     from pytest_ragproof.interop.drafts import Draft
     from pytest_ragproof.interop.report import FieldReport
 
@@ -108,23 +109,22 @@ def run(args: argparse.Namespace) -> int:
     if choice is not None:
         from pytest_ragproof.interop import otel_select
 
-        drafts = otel_select.read(paths, report, choice)
+        try:
+            dataset = otel_select.import_traces(paths, report, choice)
+        except otel_select.NothingKept as exc:  # file errors are one line, as from _read
+            return _failed(report, exc, out)
     else:
         drafts = _read(args, src, report, var_map)
-    try:
-        dataset = build.build_dataset(drafts, args.tool, source, corpus, report)
-    except DatasetError as exc:
-        for line in report.lines():
-            print(line, file=sys.stderr)
-        print(f"ragproof import: error: {exc}", file=sys.stderr)
-        problems = exc.problems if isinstance(exc, build.ImportProblems) else []
-        for problem in problems[:MAX_LISTED]:
-            print(f"  {problem}", file=sys.stderr)
-        if len(problems) > MAX_LISTED:
-            print(f"  … and {len(problems) - MAX_LISTED} more", file=sys.stderr)
-        print(f"wrote nothing to {out}", file=sys.stderr)
-        return 1
-    write_jsonl(dataset.cases, out)
+        try:
+            dataset = build.build_dataset(drafts, args.tool, source, corpus, report)
+        except DatasetError as exc:
+            return _failed(report, exc, out)
+    if choice is not None:  # the canonical texts the validation made: no second encoding
+        from pytest_ragproof.fileio import write_atomic
+
+        write_atomic(out, [text + "\n" for text in dataset.canonical_cases])
+    else:
+        write_jsonl(dataset.cases, out)
     report.output = str(out)
     for line in report.lines():
         print(line)
@@ -146,6 +146,22 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"freeze it with: ragproof freeze {out}")
     return 0
+
+
+def _failed(report: FieldReport, exc: DatasetError, out: Path) -> int:
+    """Print the report and why nothing was written; the exit status."""
+    from pytest_ragproof.interop import build
+
+    for line in report.lines():
+        print(line, file=sys.stderr)
+    print(f"ragproof import: error: {exc}", file=sys.stderr)
+    problems = exc.problems if isinstance(exc, build.ImportProblems) else []
+    for problem in problems[:MAX_LISTED]:
+        print(f"  {problem}", file=sys.stderr)
+    if len(problems) > MAX_LISTED:
+        print(f"  … and {len(problems) - MAX_LISTED} more", file=sys.stderr)
+    print(f"wrote nothing to {out}", file=sys.stderr)
+    return 1
 
 
 def _read(

@@ -41,18 +41,46 @@ HINT_OTLP = (
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class Trace:
-    """The spans of one trace, with where its first span was read."""
+    """The spans of one trace, with where its first span was read.
+
+    Spans are kept as they arrive, minus what no case needs, so that a trace's memory
+    stays small: the input and output of a span with a parent (only the root's are
+    read), the input messages of every LLM span but the earliest with messages, and
+    the reply of every LLM span but the latest with one.
+    """
 
     trace_id: str
     file: str
     line: int
     spans: list[SpanInfo] = field(default_factory=list)
     services: dict[str, str] = field(default_factory=dict)  # span id -> service.name
+    chat: SpanInfo | None = None  # the earliest LLM span with input messages
+    replied: SpanInfo | None = None  # the latest LLM span with a reply
+
+    def add(self, span: SpanInfo) -> None:
+        if span.parent_id:
+            span.input = span.output = None
+        key = (span.start_ns, span.span_id)
+        if span.messages:
+            if self.chat is None or key < (self.chat.start_ns, self.chat.span_id):
+                if self.chat is not None:
+                    self.chat.messages = []
+                self.chat = span
+            else:
+                span.messages = []
+        if span.reply is not None:
+            if self.replied is None or key > (self.replied.start_ns, self.replied.span_id):
+                if self.replied is not None:
+                    self.replied.reply = None
+                self.replied = span
+            else:
+                span.reply = None
+        self.spans.append(span)
 
 
-@dataclass
+@dataclass(slots=True)
 class Candidate:
     """A trace with a recognisable question: the draft case before selection."""
 
@@ -238,7 +266,7 @@ def read_traces(paths: list[Path]) -> tuple[dict[str, Trace], int]:
                     trace = traces.get(span.trace_id)
                     if trace is None:
                         trace = traces[span.trace_id] = Trace(span.trace_id, str(path), lineno)
-                    trace.spans.append(span)
+                    trace.add(span)
                     if service is not None:
                         trace.services[span.span_id] = service
                     n_spans += 1
@@ -301,8 +329,7 @@ def assemble(trace: Trace) -> Candidate | str:
     ids = {s.span_id for s in spans}
     roots = [s for s in spans if not s.parent_id or s.parent_id not in ids]
     root = roots[0] if roots else spans[0]
-    llms = [s for s in spans if s.kind == "LLM"]
-    chat = next((s for s in llms if s.messages), None)
+    chat = next((s for s in spans if s.messages), None)  # Trace.add kept one at most
     question, origin = None, ""
     if root.input is not None:
         question, origin = _from_input(root.input, root.input_json), "root span input.value"
@@ -318,7 +345,7 @@ def assemble(trace: Trace) -> Candidate | str:
         return "no recognisable question"
     answer = _from_output(root.output, root.output_json) if root.output else None
     if answer is None:
-        answer = next((s.reply for s in reversed(llms) if s.reply), None)
+        answer = next((s.reply for s in reversed(spans) if s.reply), None)
     texts = [question, answer or "", *(m["content"] for m in history)]
     if any(len(t) > MAX_TEXT for t in texts):
         return f"a question, answer or message over {MAX_TEXT:,} characters"

@@ -30,11 +30,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from pytest_ragproof.errors import DatasetError
 from pytest_ragproof.interop.drafts import Draft
 from pytest_ragproof.interop.otel import Candidate, Trace, assemble
 from pytest_ragproof.interop.report import FieldReport
+
+if TYPE_CHECKING:
+    from pytest_ragproof.dataset.records import Dataset
 
 MAX_NAMED = 20  # trace ids named per reason; the count is always complete
 
@@ -107,19 +111,23 @@ def question_key(text: str) -> str:
 class Outcome:
     """What selection kept and the counts of the summary."""
 
+    n_traces: int
     kept: list[Candidate]
     repeats: dict[str, int]
     skipped: dict[str, list[str]]  # reason -> trace ids
 
-    def lines(self, n_traces: int, n_spans: int, n_files: int) -> list[str]:
+    def skip(self, reason: str, trace_id: str) -> None:
+        self.skipped.setdefault(reason, []).append(trace_id)
+
+    def lines(self, n_spans: int, n_files: int) -> list[str]:
         n_skipped = sum(len(ids) for ids in self.skipped.values())
         out = [
-            f"traces: {n_traces} read ({n_spans} span(s) in {n_files} file(s)), "
+            f"traces: {self.n_traces} read ({n_spans} span(s) in {n_files} file(s)), "
             f"{len(self.kept)} kept, {n_skipped} skipped"
         ]
         for reason, ids in self.skipped.items():
             named = ""
-            if reason.startswith(("no recognisable", "a question")):
+            if reason.startswith(("no recognisable", "a question", "not a valid")):
                 named = ": " + ", ".join(ids[:MAX_NAMED])
                 if len(ids) > MAX_NAMED:
                     named += f", … ({len(ids) - MAX_NAMED} more)"
@@ -178,7 +186,7 @@ def select(traces: dict[str, Trace], choice: Selection) -> Outcome:
         for cand in kept[choice.max_cases :]:
             skip("over --max-cases", cand.trace_id)
         kept = kept[: choice.max_cases]
-    return Outcome(kept, repeats, skipped)
+    return Outcome(len(traces), kept, repeats, skipped)
 
 
 def _redact(cand: Candidate, redact: Callable[[str], str]) -> None:
@@ -221,34 +229,87 @@ def draft_of(cand: Candidate, repeats: int) -> Draft:
     return draft
 
 
-def read(paths: list[Path], report: FieldReport, choice: Selection) -> list[Draft]:
-    """The draft cases of the traces in ``paths`` that ``choice`` keeps; counts in ``report``."""
+class NothingKept(DatasetError):
+    """No trace of the files became a case (the summary says why)."""
+
+
+def import_traces(paths: list[Path], report: FieldReport, choice: Selection) -> Dataset:
+    """The dataset of the traces in ``paths`` that ``choice`` keeps; counts in ``report``.
+
+    A kept trace whose case is invalid (a control character in its question, say) is
+    skipped and named, not the end of the import: production text is not curated.
+    """
+    from pytest_ragproof.fileio import paused_gc
     from pytest_ragproof.interop.otel import read_traces
 
-    traces, n_spans = read_traces(paths)
-    outcome = select(traces, choice)
-    report.n_read = len(traces)
-    report.unit = "trace(s)"
-    report.summary = outcome.lines(len(traces), n_spans, len(paths))
-    drafts: list[Draft] = []
+    with paused_gc():  # hundreds of thousands of small acyclic objects (see paused_gc)
+        traces, n_spans = read_traces(paths)
+        outcome = select(traces, choice)
+        del traces
+        report.n_read = outcome.n_traces
+        report.unit = "trace(s)"
+        drafts = [draft_of(c, outcome.repeats.get(c.trace_id, 0)) for c in outcome.kept]
+        try:
+            dataset = _build(drafts, report, outcome, ", ".join(str(p) for p in paths))
+        finally:  # the summary says why, also when nothing was kept
+            report.summary = outcome.lines(n_spans, len(paths))
+    written = {case.id for case in dataset.cases}
     for cand in outcome.kept:
-        report.map(cand.question_from, "question")
-        if cand.history:
-            report.map("earlier user/assistant messages of that LLM span", "conversation_history")
-        report.map("trace and span ids, start time, service.name", "metadata.trace")
-        if cand.answer is not None:
-            report.map("the production answer", "metadata.trace.answer (not expected_answer)")
-        if cand.retrieved:
-            report.map(
-                "retrieval.documents (id, rank, score)",
-                "metadata.trace.retrieved (not expected_source_ids)",
-            )
-        if cand.reranked:
-            report.map("reranker.output_documents", "metadata.trace.reranked")
-        drafts.append(draft_of(cand, outcome.repeats.get(cand.trace_id, 0)))
-    if drafts:
-        report.note(
-            f"{len(drafts)} case(s) are review_status pending, with no expected answer or "
-            "expected sources: a reviewer gives them (what production did is in metadata.trace)"
+        if f"otel-{cand.trace_id}" in written:
+            _map(report, cand)
+    report.kinds.update(case.kind for case in dataset.cases)
+    report.note(
+        f"{len(dataset.cases)} case(s) are review_status pending, with no expected answer or "
+        "expected sources: a reviewer gives them (what production did is in metadata.trace)"
+    )
+    return dataset
+
+
+def _build(drafts: list[Draft], report: FieldReport, outcome: Outcome, source: str) -> Dataset:
+    """One validation pass; only when it fails, a second that finds every invalid case."""
+    from pytest_ragproof.dataset.io import load_dataset
+    from pytest_ragproof.dataset.records import Builder
+    from pytest_ragproof.interop.build import record_of
+
+    records = [record_of(d, "otel", None, report) for d in drafts]
+    kept = [r for r in records if r is not None]
+    if kept:
+        try:
+            return load_dataset(kept)
+        except DatasetError:
+            pass
+        errors: list[DatasetError] = []
+        builder = Builder(source, errors)
+        builder.read([(None, r) for r in kept], None, from_csv=False)
+        builder.validate()
+        bad: dict[int, str] = {}
+        for error in errors:
+            bad.setdefault((error.record or 1) - 1, error.reason)
+        for index, reason in bad.items():
+            trace_id = str(kept[index]["id"]).removeprefix("otel-")
+            outcome.skip(f"not a valid case ({reason})", trace_id)
+            outcome.kept = [c for c in outcome.kept if c.trace_id != trace_id]
+        kept = [r for i, r in enumerate(kept) if i not in bad]
+        if kept:
+            return load_dataset(kept)
+    raise NothingKept(
+        "no trace could be imported (see the skipped traces above)",
+        source=source,
+        hint="check that the files are traces of your RAG service (docs/traces.md)",
+    )
+
+
+def _map(report: FieldReport, cand: Candidate) -> None:
+    report.map(cand.question_from, "question")
+    if cand.history:
+        report.map("earlier user/assistant messages of that LLM span", "conversation_history")
+    report.map("trace and span ids, start time, service.name", "metadata.trace")
+    if cand.answer is not None:
+        report.map("the production answer", "metadata.trace.answer (not expected_answer)")
+    if cand.retrieved:
+        report.map(
+            "retrieval.documents (id, rank, score)",
+            "metadata.trace.retrieved (not expected_source_ids)",
         )
-    return drafts
+    if cand.reranked:
+        report.map("reranker.output_documents", "metadata.trace.reranked")

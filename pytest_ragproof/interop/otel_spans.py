@@ -25,7 +25,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,7 +42,7 @@ class SpanShapeError(ValueError):
     """A span that is not OTLP JSON; the message names the part, never a value."""
 
 
-@dataclass
+@dataclass(slots=True)
 class SpanInfo:
     """What one span contributes to its trace's draft case."""
 
@@ -68,8 +67,13 @@ def _hex_id(value: Any, name: str, size: int) -> str:
         return ""
     if not isinstance(value, str):
         raise SpanShapeError(f"{name} is not a string")
-    if len(value) == 2 * size and re.fullmatch(r"[0-9a-fA-F]+", value):
-        return value.lower()
+    if len(value) == 2 * size:
+        try:
+            raw = bytes.fromhex(value)
+        except ValueError:
+            raw = b""  # 2 x size characters of base64 are no id of either size
+        if len(raw) == size:
+            return raw.hex()
     try:
         raw = base64.b64decode(value, validate=True)
     except (binascii.Error, ValueError):
@@ -125,13 +129,17 @@ def attributes(items: Any) -> dict[str, Any]:
     """OTLP ``[{key, value}]`` as a dict (the last of repeated keys wins)."""
     if items is None:
         return {}
-    if not isinstance(items, list):
+    if type(items) is not list:  # values come from json.loads: plain dicts and lists
         raise SpanShapeError("attributes is not a list")
     out: dict[str, Any] = {}
     for item in items:
-        if not isinstance(item, Mapping) or not isinstance(item.get("key"), str):
+        if type(item) is not dict or type(item.get("key")) is not str:
             raise SpanShapeError("an attribute is not a {key, value} object")
-        out[item["key"]] = any_value(item["value"]) if "value" in item else None
+        value = item.get("value")
+        if type(value) is dict and "stringValue" in value:  # most attributes: a string
+            out[item["key"]] = value["stringValue"]
+        else:
+            out[item["key"]] = None if value is None else any_value(value)
     return out
 
 
@@ -145,24 +153,47 @@ def _score(value: Any) -> float | None:
     return float(value)
 
 
-def _indexed(attrs: Mapping[str, Any], prefix: str) -> dict[int, dict[str, Any]]:
-    """``prefix.N.rest`` attributes grouped by N (in N order)."""
-    groups: dict[int, dict[str, Any]] = {}
+Groups = dict[str, dict[int, dict[str, Any]]]
+"""Indexed attributes (``prefix.N.rest``) by prefix (with its dot), then N, then rest."""
+
+
+INDEXED = (
+    "llm.input_messages.",
+    "llm.output_messages.",
+    "retrieval.documents.",
+    "reranker.output_documents.",
+    "gen_ai.prompt.",
+    "gen_ai.completion.",
+)
+"""The prefixes of the indexed attributes read (``prefix.N.rest``)."""
+
+
+def _group(attrs: Mapping[str, Any]) -> Groups:
+    """The ``prefix.N.rest`` attributes of :data:`INDEXED`, grouped in one pass."""
+    groups: Groups = {}
     for key, value in attrs.items():
-        if not key.startswith(prefix):
-            continue
-        index, _, rest = key[len(prefix) :].partition(".")
-        if index.isdigit() and rest:
-            groups.setdefault(int(index), {})[rest] = value
-    return dict(sorted(groups.items()))
+        if key.startswith(INDEXED):
+            for prefix in INDEXED:
+                if key.startswith(prefix):
+                    index, _, rest = key[len(prefix) :].partition(".")
+                    if index.isdigit() and rest:
+                        groups.setdefault(prefix, {}).setdefault(int(index), {})[rest] = value
+                    break
+    return groups
 
 
-def _documents(attrs: Mapping[str, Any], prefix: str) -> list[Doc]:
+def _indexed(groups: Groups, prefix: str) -> list[dict[str, Any]]:
+    """The ``prefix.N`` groups in N order."""
+    found = groups.get(prefix)
+    return [found[n] for n in sorted(found)] if found else []
+
+
+def _documents(groups: Groups, prefix: str) -> list[Doc]:
     from pytest_ragproof.metrics.outputs import content_id
     from pytest_ragproof.textnorm import normalize_text
 
     out: list[Doc] = []
-    for doc in _indexed(attrs, prefix).values():
+    for doc in _indexed(groups, prefix):
         doc_id = doc.get("document.id")
         score = _score(doc.get("document.score"))
         if isinstance(doc_id, str | int) and not isinstance(doc_id, bool) and str(doc_id).strip():
@@ -172,9 +203,9 @@ def _documents(attrs: Mapping[str, Any], prefix: str) -> list[Doc]:
     return out
 
 
-def _oi_messages(attrs: Mapping[str, Any], prefix: str) -> list[tuple[str, str]]:
+def _oi_messages(groups: Groups, prefix: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
-    for msg in _indexed(attrs, prefix).values():
+    for msg in _indexed(groups, prefix):
         role = msg.get("message.role")
         content = _text(msg.get("message.content"))
         if content is None:
@@ -231,15 +262,17 @@ def json_messages(raw: Any, role: str | None = None) -> list[tuple[str, str]]:
 _EVENT_ROLES = {"gen_ai.user.message": "user", "gen_ai.assistant.message": "assistant"}
 
 
-def _genai(span: SpanInfo, attrs: Mapping[str, Any], events: list[Any]) -> None:
+def _genai(span: SpanInfo, attrs: Mapping[str, Any], groups: Groups, events: list[Any]) -> None:
+    if not events and not any(key.startswith("gen_ai.") for key in attrs):
+        return
     inputs: list[tuple[str, str]] = []
     outputs: list[tuple[str, str]] = []
     inputs += json_messages(attrs.get("gen_ai.input.messages"))
     outputs += json_messages(attrs.get("gen_ai.output.messages"), "assistant")
-    for msg in _indexed(attrs, "gen_ai.prompt.").values():
+    for msg in _indexed(groups, "gen_ai.prompt."):
         if isinstance(msg.get("role"), str) and _text(msg.get("content")):
             inputs.append((msg["role"], msg["content"]))
-    for msg in _indexed(attrs, "gen_ai.completion.").values():
+    for msg in _indexed(groups, "gen_ai.completion."):
         if _text(msg.get("content")):
             outputs.append((str(msg.get("role") or "assistant"), msg["content"]))
     for event in events:
@@ -292,16 +325,17 @@ def span_of(raw: Any) -> SpanInfo:
     span.input_json = attrs.get("input.mime_type") == "application/json"
     span.output = _text(attrs.get("output.value"))
     span.output_json = attrs.get("output.mime_type") == "application/json"
-    messages = _oi_messages(attrs, "llm.input_messages.")
+    groups = _group(attrs)
+    messages = _oi_messages(groups, "llm.input_messages.")
     span.messages = [(r, c) for r, c in messages if r in ("user", "assistant")]
-    replies = [c for r, c in _oi_messages(attrs, "llm.output_messages.") if r == "assistant"]
+    replies = [c for r, c in _oi_messages(groups, "llm.output_messages.") if r == "assistant"]
     span.reply = replies[-1] if replies else None
     if span.kind == "RETRIEVER":
-        span.documents = _documents(attrs, "retrieval.documents.")
+        span.documents = _documents(groups, "retrieval.documents.")
     if span.kind == "RERANKER":
-        span.reranked = _documents(attrs, "reranker.output_documents.")
+        span.reranked = _documents(groups, "reranker.output_documents.")
     events = raw.get("events") or []
     if not isinstance(events, list):
         raise SpanShapeError("events is not a list")
-    _genai(span, attrs, events)
+    _genai(span, attrs, groups, events)
     return span

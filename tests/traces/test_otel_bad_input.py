@@ -150,3 +150,21 @@ def test_output_is_never_an_input_nor_a_file_import_did_not_write(cli: Cli, tmp_
     broken.write_text(good_line()[:-5] + "\n")
     assert cli("import", "--from", "otel", broken, "-o", tmp_path / "c.jsonl").code != 0
     assert (tmp_path / "c.jsonl").read_bytes() == before
+
+
+def test_a_trace_whose_case_is_invalid_is_skipped_and_named(cli: Cli, tmp_path: Path) -> None:
+    requests = [request(rag_trace(1, "Fine?")), request(rag_trace(2, "A bell \x07 here?"))]
+    path = write_jsonl(tmp_path / "t.jsonl", requests)
+    out = tmp_path / "cases.jsonl"
+    ran = cli("import", "--from", "otel", path, "-o", out)
+    assert ran.code == 0, ran.err
+    assert [c["question"] for c in read_jsonl(out)] == ["Fine?"]
+    assert "  1: not a valid case (" in ran.out and f"{2:032x}" in ran.out
+    assert "\x07" not in ran.out
+    # what was written is the canonical form ragproof writes for those cases
+    from pytest_ragproof.dataset.io import load_dataset
+    from pytest_ragproof.dataset.io import write_jsonl as write_cases
+
+    again = tmp_path / "again.jsonl"
+    write_cases(load_dataset(out).cases, again)
+    assert again.read_bytes() == out.read_bytes()
