@@ -41,43 +41,53 @@ HINT_OTLP = (
 )
 
 
+Key = tuple[int, str]
+"""A span's place in its trace: start time (Unix ns), then span id."""
+
+
 @dataclass(slots=True)
 class Trace:
-    """The spans of one trace, with where its first span was read.
+    """What the spans of one trace read so far say, with where its first span was read.
 
-    Spans are kept as they arrive, minus what no case needs, so that a trace's memory
-    stays small: the input and output of a span with a parent (only the root's are
-    read), the input messages of every LLM span but the earliest with messages, and
-    the reply of every LLM span but the latest with one.
+    Spans are reduced as they arrive, so a trace keeps only what its case needs: the
+    root (the earliest span without a parent) whole, the place of the earliest span
+    (the root of a trace exported without one), the input messages of the earliest
+    LLM span that has them, the latest reply, the documents of retriever and
+    reranker spans and the ids of those and of LLM spans.
     """
 
     trace_id: str
     file: str
     line: int
-    spans: list[SpanInfo] = field(default_factory=list)
-    services: dict[str, str] = field(default_factory=dict)  # span id -> service.name
-    chat: SpanInfo | None = None  # the earliest LLM span with input messages
-    replied: SpanInfo | None = None  # the latest LLM span with a reply
+    root: SpanInfo | None = None
+    root_service: str | None = None
+    first: Key | None = None
+    first_service: str | None = None
+    any_service: str | None = None
+    chat: tuple[Key, list[tuple[str, str]]] | None = None
+    reply: tuple[Key, str] | None = None
+    documents: list[tuple[Key, str, list[Doc]]] = field(default_factory=list)  # key, kind, docs
+    llm: list[Key] = field(default_factory=list)
 
-    def add(self, span: SpanInfo) -> None:
-        if span.parent_id:
-            span.input = span.output = None
+    def add(self, span: SpanInfo, service: str | None) -> None:
         key = (span.start_ns, span.span_id)
-        if span.messages:
-            if self.chat is None or key < (self.chat.start_ns, self.chat.span_id):
-                if self.chat is not None:
-                    self.chat.messages = []
-                self.chat = span
-            else:
-                span.messages = []
-        if span.reply is not None:
-            if self.replied is None or key > (self.replied.start_ns, self.replied.span_id):
-                if self.replied is not None:
-                    self.replied.reply = None
-                self.replied = span
-            else:
-                span.reply = None
-        self.spans.append(span)
+        if not span.parent_id and (
+            self.root is None or key < (self.root.start_ns, self.root.span_id)
+        ):
+            self.root, self.root_service = span, service
+        if self.first is None or key < self.first:
+            self.first, self.first_service = key, service
+        self.any_service = self.any_service or service
+        if span.kind == "RETRIEVER":
+            self.documents.append((key, span.kind, span.documents))
+        elif span.kind == "RERANKER":
+            self.documents.append((key, span.kind, span.reranked))
+        elif span.kind == "LLM":
+            self.llm.append(key)
+        if span.messages and (self.chat is None or key < self.chat[0]):
+            self.chat = (key, span.messages)
+        if span.reply is not None and (self.reply is None or key > self.reply[0]):
+            self.reply = (key, span.reply)
 
 
 @dataclass(slots=True)
@@ -266,9 +276,7 @@ def read_traces(paths: list[Path]) -> tuple[dict[str, Trace], int]:
                     trace = traces.get(span.trace_id)
                     if trace is None:
                         trace = traces[span.trace_id] = Trace(span.trace_id, str(path), lineno)
-                    trace.add(span)
-                    if service is not None:
-                        trace.services[span.span_id] = service
+                    trace.add(span, service)
                     n_spans += 1
             except SpanShapeError as exc:
                 source = str(path)
@@ -325,48 +333,54 @@ def _docs(docs: list[Doc]) -> list[dict[str, Any]]:
 
 def assemble(trace: Trace) -> Candidate | str:
     """The candidate case of ``trace``, or why it has none."""
-    spans = sorted(trace.spans, key=lambda s: (s.start_ns, s.span_id))
-    ids = {s.span_id for s in spans}
-    roots = [s for s in spans if not s.parent_id or s.parent_id not in ids]
-    root = roots[0] if roots else spans[0]
-    chat = next((s for s in spans if s.messages), None)  # Trace.add kept one at most
+    root = trace.root
+    if root is not None:
+        start_ns, root_id, service = root.start_ns, root.span_id, trace.root_service
+    else:
+        assert trace.first is not None  # a trace exists once a span of it was read
+        (start_ns, root_id), service = trace.first, trace.first_service
     question, origin = None, ""
-    if root.input is not None:
+    if root is not None and root.input is not None:
         question, origin = _from_input(root.input, root.input_json), "root span input.value"
     history: list[dict[str, str]] = []
-    if chat is not None:
-        last_user = max((i for i, (r, _) in enumerate(chat.messages) if r == "user"), default=-1)
+    if trace.chat is not None:
+        messages = trace.chat[1]
+        last_user = max((i for i, (r, _) in enumerate(messages) if r == "user"), default=-1)
         if question is None and last_user >= 0:
-            question = chat.messages[last_user][1]
+            question = messages[last_user][1]
             origin = "last user message of the first LLM span"
-        earlier = chat.messages[:last_user] if last_user >= 0 else []
+        earlier = messages[:last_user] if last_user >= 0 else []
         history = [{"role": r, "content": c} for r, c in earlier]
     if question is None:
         return "no recognisable question"
-    answer = _from_output(root.output, root.output_json) if root.output else None
-    if answer is None:
-        answer = next((s.reply for s in reversed(spans) if s.reply), None)
+    answer = None
+    if root is not None and root.output is not None:
+        answer = _from_output(root.output, root.output_json)
+    if answer is None and trace.reply is not None:
+        answer = trace.reply[1]
     texts = [question, answer or "", *(m["content"] for m in history)]
     if any(len(t) > MAX_TEXT for t in texts):
         return f"a question, answer or message over {MAX_TEXT:,} characters"
-    retrieved = [d for s in spans if s.kind == "RETRIEVER" for d in s.documents]
-    reranked = [d for s in spans if s.kind == "RERANKER" for d in s.reranked]
-    span_ids: dict[str, Any] = {"root": root.span_id}
-    for name, kind in (("retriever", "RETRIEVER"), ("reranker", "RERANKER"), ("llm", "LLM")):
-        found = [s.span_id for s in spans if s.kind == kind]
-        if found:
-            span_ids[name] = found
+    documents = sorted(trace.documents, key=lambda d: d[0])
+    span_ids: dict[str, Any] = {"root": root_id}
+    for name, keys in (
+        ("retriever", [k for k, kind, _ in documents if kind == "RETRIEVER"]),
+        ("reranker", [k for k, kind, _ in documents if kind == "RERANKER"]),
+        ("llm", sorted(trace.llm)),
+    ):
+        if keys:
+            span_ids[name] = [span_id for _, span_id in keys]
     return Candidate(
         trace_id=trace.trace_id,
         file=trace.file,
         line=trace.line,
-        start_ns=root.start_ns,
-        service=trace.services.get(root.span_id) or next(iter(trace.services.values()), None),
+        start_ns=start_ns,
+        service=service or trace.any_service,
         question=question,
         question_from=origin,
         history=history,
         answer=answer,
-        retrieved=_docs(retrieved),
-        reranked=_docs(reranked),
+        retrieved=_docs([d for _, kind, docs in documents if kind == "RETRIEVER" for d in docs]),
+        reranked=_docs([d for _, kind, docs in documents if kind == "RERANKER" for d in docs]),
         span_ids=span_ids,
     )

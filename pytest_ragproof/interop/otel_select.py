@@ -123,7 +123,7 @@ class Outcome:
         n_skipped = sum(len(ids) for ids in self.skipped.values())
         out = [
             f"traces: {self.n_traces} read ({n_spans} span(s) in {n_files} file(s)), "
-            f"{len(self.kept)} kept, {n_skipped} skipped"
+            f"{self.n_traces - n_skipped} kept, {n_skipped} skipped"
         ]
         for reason, ids in self.skipped.items():
             named = ""
@@ -248,15 +248,24 @@ def import_traces(paths: list[Path], report: FieldReport, choice: Selection) -> 
         del traces
         report.n_read = outcome.n_traces
         report.unit = "trace(s)"
-        drafts = [draft_of(c, outcome.repeats.get(c.trace_id, 0)) for c in outcome.kept]
+        drafts: list[Draft] = []
+        mapped: dict[str, tuple[str, bool, bool, bool, bool]] = {}
+        for cand in outcome.kept:  # from here on only the drafts are kept (memory)
+            drafts.append(draft_of(cand, outcome.repeats.get(cand.trace_id, 0)))
+            mapped[f"otel-{cand.trace_id}"] = (
+                cand.question_from,
+                bool(cand.history),
+                cand.answer is not None,
+                bool(cand.retrieved),
+                bool(cand.reranked),
+            )
+        outcome.kept = []
         try:
             dataset = _build(drafts, report, outcome, ", ".join(str(p) for p in paths))
         finally:  # the summary says why, also when nothing was kept
             report.summary = outcome.lines(n_spans, len(paths))
-    written = {case.id for case in dataset.cases}
-    for cand in outcome.kept:
-        if f"otel-{cand.trace_id}" in written:
-            _map(report, cand)
+    for case in dataset.cases:
+        _map(report, *mapped[case.id])
     report.kinds.update(case.kind for case in dataset.cases)
     report.note(
         f"{len(dataset.cases)} case(s) are review_status pending, with no expected answer or "
@@ -288,7 +297,6 @@ def _build(drafts: list[Draft], report: FieldReport, outcome: Outcome, source: s
         for index, reason in bad.items():
             trace_id = str(kept[index]["id"]).removeprefix("otel-")
             outcome.skip(f"not a valid case ({reason})", trace_id)
-            outcome.kept = [c for c in outcome.kept if c.trace_id != trace_id]
         kept = [r for i, r in enumerate(kept) if i not in bad]
         if kept:
             return load_dataset(kept)
@@ -299,17 +307,24 @@ def _build(drafts: list[Draft], report: FieldReport, outcome: Outcome, source: s
     )
 
 
-def _map(report: FieldReport, cand: Candidate) -> None:
-    report.map(cand.question_from, "question")
-    if cand.history:
+def _map(
+    report: FieldReport,
+    question_from: str,
+    history: bool,
+    answer: bool,
+    retrieved: bool,
+    reranked: bool,
+) -> None:
+    report.map(question_from, "question")
+    if history:
         report.map("earlier user/assistant messages of that LLM span", "conversation_history")
     report.map("trace and span ids, start time, service.name", "metadata.trace")
-    if cand.answer is not None:
+    if answer:
         report.map("the production answer", "metadata.trace.answer (not expected_answer)")
-    if cand.retrieved:
+    if retrieved:
         report.map(
             "retrieval.documents (id, rank, score)",
             "metadata.trace.retrieved (not expected_source_ids)",
         )
-    if cand.reranked:
+    if reranked:
         report.map("reranker.output_documents", "metadata.trace.reranked")

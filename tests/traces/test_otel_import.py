@@ -294,3 +294,14 @@ def test_timestamp_is_the_root_start(cli: Cli, tmp_path: Path) -> None:
     # T0 + 1 day, 1 h, 1 min, 1 s and 1 ms
     assert case["metadata"]["trace"]["timestamp"] == "2025-11-25T17:01:01.001000Z"
     assert T0 == 1_764_000_000 * 10**9
+
+
+def test_a_trace_exported_without_its_root_takes_the_llm_question(cli: Cli, tmp_path: Path) -> None:
+    _, retriever, llm = rag_trace(12, "Is there an API?")
+    _, [case] = imported(
+        cli, tmp_path, write_jsonl(tmp_path / "t.jsonl", [request([retriever, llm])])
+    )
+    # the LLM's last user message is the templated prompt, taken as it is, never guessed at
+    assert case["question"] == "Context: ...\nQuestion: Is there an API?"
+    assert case["metadata"]["trace"]["span_ids"]["root"] == "0000000c00000002"
+    assert case["metadata"]["trace"]["answer"] == "Use the reset link on the sign-in page."
