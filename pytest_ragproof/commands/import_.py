@@ -110,20 +110,19 @@ def run(args: argparse.Namespace) -> int:
         from pytest_ragproof.interop import otel_select
 
         try:
-            dataset = otel_select.import_traces(paths, report, choice)
+            texts = otel_select.import_traces(paths, report, choice)
         except otel_select.NothingKept as exc:  # file errors are one line, as from _read
             return _failed(report, exc, out)
+        from pytest_ragproof.fileio import write_atomic
+
+        # the canonical texts the validation made, as write_jsonl would write them
+        write_atomic(out, (text + "\n" for text in texts))
     else:
         drafts = _read(args, src, report, var_map)
         try:
             dataset = build.build_dataset(drafts, args.tool, source, corpus, report)
         except DatasetError as exc:
             return _failed(report, exc, out)
-    if choice is not None:  # the canonical texts the validation made: no second encoding
-        from pytest_ragproof.fileio import write_atomic
-
-        write_atomic(out, [text + "\n" for text in dataset.canonical_cases])
-    else:
         write_jsonl(dataset.cases, out)
     report.output = str(out)
     for line in report.lines():

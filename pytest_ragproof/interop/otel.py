@@ -88,6 +88,8 @@ class Trace:
             self.chat = (key, span.messages)
         if span.reply is not None and (self.reply is None or key > self.reply[0]):
             self.reply = (key, span.reply)
+        if self.root is not None and self.root.output is not None:
+            self.reply = None  # the root's output is the answer: no second copy kept
 
 
 @dataclass(slots=True)

@@ -30,15 +30,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pytest_ragproof.errors import DatasetError
 from pytest_ragproof.interop.drafts import Draft
 from pytest_ragproof.interop.otel import Candidate, Trace, assemble
 from pytest_ragproof.interop.report import FieldReport
-
-if TYPE_CHECKING:
-    from pytest_ragproof.dataset.records import Dataset
 
 MAX_NAMED = 20  # trace ids named per reason; the count is always complete
 
@@ -128,7 +125,7 @@ class Outcome:
         for reason, ids in self.skipped.items():
             named = ""
             if reason.startswith(("no recognisable", "a question", "not a valid")):
-                named = ": " + ", ".join(ids[:MAX_NAMED])
+                named = ": " + ", ".join(sorted(ids)[:MAX_NAMED])
                 if len(ids) > MAX_NAMED:
                     named += f", … ({len(ids) - MAX_NAMED} more)"
             out.append(f"  {len(ids)}: {reason}{named}")
@@ -136,13 +133,16 @@ class Outcome:
 
 
 def select(traces: dict[str, Trace], choice: Selection) -> Outcome:
+    """The candidates ``choice`` keeps, in start order; ``traces`` is emptied."""
     skipped: dict[str, list[str]] = {}
+    n_traces = len(traces)
 
     def skip(reason: str, trace_id: str) -> None:
         skipped.setdefault(reason, []).append(trace_id)
 
     found: list[Candidate] = []
-    for trace in traces.values():
+    while traces:  # emptied as it goes, so the candidates reuse the traces' memory
+        _, trace = traces.popitem()
         got = assemble(trace)
         if isinstance(got, str):
             skip(got, trace.trace_id)
@@ -186,7 +186,7 @@ def select(traces: dict[str, Trace], choice: Selection) -> Outcome:
         for cand in kept[choice.max_cases :]:
             skip("over --max-cases", cand.trace_id)
         kept = kept[: choice.max_cases]
-    return Outcome(len(traces), kept, repeats, skipped)
+    return Outcome(n_traces, kept, repeats, skipped)
 
 
 def _redact(cand: Candidate, redact: Callable[[str], str]) -> None:
@@ -233,8 +233,9 @@ class NothingKept(DatasetError):
     """No trace of the files became a case (the summary says why)."""
 
 
-def import_traces(paths: list[Path], report: FieldReport, choice: Selection) -> Dataset:
-    """The dataset of the traces in ``paths`` that ``choice`` keeps; counts in ``report``.
+def import_traces(paths: list[Path], report: FieldReport, choice: Selection) -> list[str]:
+    """The canonical texts of the cases of the traces in ``paths`` that ``choice`` keeps
+    (validated as a dataset, in start order); counts in ``report``.
 
     A kept trace whose case is invalid (a control character in its question, say) is
     skipped and named, not the end of the import: production text is not curated.
@@ -261,50 +262,71 @@ def import_traces(paths: list[Path], report: FieldReport, choice: Selection) -> 
             )
         outcome.kept = []
         try:
-            dataset = _build(drafts, report, outcome, ", ".join(str(p) for p in paths))
+            texts = _validated(drafts, report, outcome, ", ".join(str(p) for p in paths))
         finally:  # the summary says why, also when nothing was kept
             report.summary = outcome.lines(n_spans, len(paths))
-    for case in dataset.cases:
-        _map(report, *mapped[case.id])
-    report.kinds.update(case.kind for case in dataset.cases)
+    for case_id, _ in texts:
+        _map(report, *mapped[case_id])
     report.note(
-        f"{len(dataset.cases)} case(s) are review_status pending, with no expected answer or "
+        f"{len(texts)} case(s) are review_status pending, with no expected answer or "
         "expected sources: a reviewer gives them (what production did is in metadata.trace)"
     )
-    return dataset
+    return [text for _, text in texts]
 
 
-def _build(drafts: list[Draft], report: FieldReport, outcome: Outcome, source: str) -> Dataset:
-    """One validation pass; only when it fails, a second that finds every invalid case."""
+CHUNK = 5000
+"""Cases validated at once: the texts are kept, each chunk's case objects are not."""
+
+
+def _validated(
+    drafts: list[Draft], report: FieldReport, outcome: Outcome, source: str
+) -> list[tuple[str, str]]:
+    """(id, canonical text) of the drafts' cases, validated ``CHUNK`` at a time (their ids
+    are trace ids, unique across chunks); a chunk that fails is validated again to name
+    each invalid case, which is skipped. ``drafts`` is emptied as it goes (memory)."""
+    texts: list[tuple[str, str]] = []
+    drafts.reverse()  # popped from the end, in order
+    while drafts:
+        chunk = [drafts.pop() for _ in range(min(CHUNK, len(drafts)))]
+        for case_kind, case_id, text in _chunk(chunk, report, outcome, source):
+            report.kinds[case_kind] += 1
+            texts.append((case_id, text))
+    if not texts:
+        raise NothingKept(
+            "no trace could be imported (see the skipped traces above)",
+            source=source,
+            hint="check that the files are traces of your RAG service (docs/traces.md)",
+        )
+    return texts
+
+
+def _chunk(
+    drafts: list[Draft], report: FieldReport, outcome: Outcome, source: str
+) -> list[tuple[str, str, str]]:
     from pytest_ragproof.dataset.io import load_dataset
     from pytest_ragproof.dataset.records import Builder
     from pytest_ragproof.interop.build import record_of
 
-    records = [record_of(d, "otel", None, report) for d in drafts]
-    kept = [r for r in records if r is not None]
-    if kept:
-        try:
-            return load_dataset(kept)
-        except DatasetError:
-            pass
+    records = [r for r in (record_of(d, "otel", None, report) for d in drafts) if r is not None]
+    try:
+        dataset = load_dataset(records)
+    except DatasetError:
         errors: list[DatasetError] = []
         builder = Builder(source, errors)
-        builder.read([(None, r) for r in kept], None, from_csv=False)
+        builder.read([(None, r) for r in records], None, from_csv=False)
         builder.validate()
         bad: dict[int, str] = {}
         for error in errors:
             bad.setdefault((error.record or 1) - 1, error.reason)
         for index, reason in bad.items():
-            trace_id = str(kept[index]["id"]).removeprefix("otel-")
+            trace_id = str(records[index]["id"]).removeprefix("otel-")
             outcome.skip(f"not a valid case ({reason})", trace_id)
-        kept = [r for i, r in enumerate(kept) if i not in bad]
-        if kept:
-            return load_dataset(kept)
-    raise NothingKept(
-        "no trace could be imported (see the skipped traces above)",
-        source=source,
-        hint="check that the files are traces of your RAG service (docs/traces.md)",
-    )
+        records = [r for i, r in enumerate(records) if i not in bad]
+        if not records:
+            return []
+        dataset = load_dataset(records)
+    cases = zip(dataset.cases, dataset.canonical_cases, strict=True)
+    return [(case.kind, case.id, text) for case, text in cases]
 
 
 def _map(

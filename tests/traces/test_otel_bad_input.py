@@ -168,3 +168,20 @@ def test_a_trace_whose_case_is_invalid_is_skipped_and_named(cli: Cli, tmp_path: 
     again = tmp_path / "again.jsonl"
     write_cases(load_dataset(out).cases, again)
     assert again.read_bytes() == out.read_bytes()
+
+
+def test_cases_are_validated_in_chunks_in_order(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_ragproof.interop import otel_select
+
+    monkeypatch.setattr(otel_select, "CHUNK", 2)
+    questions = ["Q0?", "Q1?", "Q2?", "Bad \x1b[31m?", "Q4?"]
+    requests = [request(rag_trace(i + 1, q, start=i)) for i, q in enumerate(questions)]
+    path = write_jsonl(tmp_path / "t.jsonl", requests)
+    out = tmp_path / "cases.jsonl"
+    ran = cli("import", "--from", "otel", path, "-o", out)
+    assert ran.code == 0, ran.err
+    assert [c["question"] for c in read_jsonl(out)] == ["Q0?", "Q1?", "Q2?", "Q4?"]
+    assert "wrote 4 case(s)" in ran.out and f"{4:032x}" in ran.out
+    assert "root span input.value -> question: 4" in " ".join(ran.out.split())
