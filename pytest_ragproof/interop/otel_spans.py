@@ -325,17 +325,26 @@ def span_of(raw: Any) -> SpanInfo:
     span.input_json = attrs.get("input.mime_type") == "application/json"
     span.output = _text(attrs.get("output.value"))
     span.output_json = attrs.get("output.mime_type") == "application/json"
-    groups = _group(attrs)
-    messages = _oi_messages(groups, "llm.input_messages.")
-    span.messages = [(r, c) for r, c in messages if r in ("user", "assistant")]
-    replies = [c for r, c in _oi_messages(groups, "llm.output_messages.") if r == "assistant"]
-    span.reply = replies[-1] if replies else None
-    if span.kind == "RETRIEVER":
-        span.documents = _documents(groups, "retrieval.documents.")
-    if span.kind == "RERANKER":
-        span.reranked = _documents(groups, "reranker.output_documents.")
     events = raw.get("events") or []
     if not isinstance(events, list):
         raise SpanShapeError("events is not a list")
-    _genai(span, attrs, groups, events)
+    if span.kind not in _READ_KINDS:
+        return span  # a CHAIN, EMBEDDING, TOOL… span: its input and output only
+    groups = _group(attrs)
+    if span.kind == "LLM":
+        messages = _oi_messages(groups, "llm.input_messages.")
+        span.messages = [(r, c) for r, c in messages if r in ("user", "assistant")]
+        replies = [c for r, c in _oi_messages(groups, "llm.output_messages.") if r == "assistant"]
+        span.reply = replies[-1] if replies else None
+    elif span.kind == "RETRIEVER":
+        span.documents = _documents(groups, "retrieval.documents.")
+    elif span.kind == "RERANKER":
+        span.reranked = _documents(groups, "reranker.output_documents.")
+    if span.kind in ("", "LLM"):  # a GenAI span has no OpenInference kind
+        _genai(span, attrs, groups, events)
     return span
+
+
+_READ_KINDS = frozenset({"", "LLM", "RETRIEVER", "RERANKER"})
+"""The spans whose messages or documents are read: OpenInference's LLM, RETRIEVER and
+RERANKER, and spans without an OpenInference kind (the GenAI conventions')."""
