@@ -51,7 +51,9 @@ def add_otel_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="keep N of the traces, chosen by --seed (the same N whatever the file order)",
     )
-    group.add_argument("--seed", type=int, default=None, help="seed of --sample (default 0)")
+    group.add_argument(
+        "--seed", metavar="S", type=int, default=None, help="seed of --sample (default 0)"
+    )
     group.add_argument(
         "--max-cases",
         metavar="N",
@@ -93,10 +95,7 @@ def selection(args: argparse.Namespace) -> Selection:
 
     if args.seed is not None and args.sample is None:
         raise UsageError("--seed chooses the --sample; give --sample N with it")
-    try:
-        seed = int(args.seed) if args.seed is not None else 0
-    except ValueError:
-        raise UsageError(f"--seed {args.seed[:20]!r} is not a whole number") from None
+    seed = args.seed if args.seed is not None else 0
     try:
         since = parse_time(args.since, "--since") if args.since is not None else None
         until = parse_time(args.until, "--until") if args.until is not None else None

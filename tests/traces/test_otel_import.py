@@ -305,3 +305,23 @@ def test_a_trace_exported_without_its_root_takes_the_llm_question(cli: Cli, tmp_
     assert case["question"] == "Context: ...\nQuestion: Is there an API?"
     assert case["metadata"]["trace"]["span_ids"]["root"] == "0000000c00000002"
     assert case["metadata"]["trace"]["answer"] == "Use the reset link on the sign-in page."
+
+
+def test_the_review_app_opens_the_drafts_and_refuses_approving_one_without_sources(
+    tmp_path: Path, cli: Cli
+) -> None:
+    from pytest_ragproof.errors import DatasetError
+    from pytest_ragproof.review.reviewed import Decision, ReviewedFile
+
+    path = write_jsonl(tmp_path / "t.jsonl", [request(rag_trace(13, "How do I reset it?"))])
+    imported(cli, tmp_path, path)
+    reviewed = ReviewedFile(tmp_path / "cases.jsonl", tmp_path / "reviewed.jsonl")
+    reviewed.decide(0, Decision("rejected"), reviewer="ana", time="2026-12-04T10:00:00Z")
+    assert read_jsonl(tmp_path / "reviewed.jsonl")[0]["review_status"] == "rejected"
+    try:
+        reviewed.decide(0, Decision("approved"), reviewer="ana", time="2026-12-04T10:01:00Z")
+    except DatasetError as exc:
+        assert "a qa case needs at least one expected_source_ids entry" in str(exc)
+    else:
+        raise AssertionError("approving a draft without expected sources was accepted")
+    assert read_jsonl(tmp_path / "reviewed.jsonl")[0]["review_status"] == "rejected"
