@@ -161,7 +161,8 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
 
 def _json_error(path: Path, line: int, exc: json.JSONDecodeError, text: str) -> DatasetError:
     """The error of ``exc`` in the JSON ``text`` (a line, or the whole file)."""
-    cut = exc.pos >= len(text.rstrip())
+    # at the end of the text, or in a string that runs to the end of it
+    cut = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
     reason = (
         "the JSON is cut short (was the export still being written?)"
         if cut

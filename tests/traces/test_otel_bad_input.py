@@ -48,6 +48,13 @@ def test_a_truncated_first_line_of_jsonl(cli: Cli, tmp_path: Path) -> None:
     assert f"{path}, line 1: the JSON is cut short" in refused(cli, tmp_path, path)
 
 
+def test_a_line_cut_inside_a_string(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    line = good_line()
+    path.write_text(line + "\n" + line[: line.index(SECRET) + 5] + "\n")
+    assert f"{path}, line 2: the JSON is cut short" in refused(cli, tmp_path, path)
+
+
 def test_invalid_json_inside_a_pretty_printed_file(cli: Cli, tmp_path: Path) -> None:
     path = tmp_path / "t.json"
     text = json.dumps(request(rag_trace(1, SECRET)), indent=1).splitlines()
