@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +37,9 @@ MAX_TEXT = 100_000
 Doc = tuple[str, float | None, bool]
 """A retrieved document: id, score (None when absent), and whether the id is derived from
 its content (a document given without an id)."""
+
+
+LATEST_NS = 253_402_300_800 * 10**9  # 10000-01-01T00:00:00Z in Unix nanoseconds
 
 
 class SpanShapeError(ValueError):
@@ -150,7 +154,11 @@ def _text(value: Any) -> str | None:
 def _score(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value)
+    try:
+        score = float(value)
+    except OverflowError:  # an integer too large for a float
+        return None
+    return score if math.isfinite(score) else None
 
 
 Groups = dict[str, dict[int, dict[str, Any]]]
@@ -317,6 +325,8 @@ def span_of(raw: Any) -> SpanInfo:
         start_ns = int(start or 0)
     except (TypeError, ValueError):
         raise SpanShapeError("startTimeUnixNano is not an integer") from None
+    if not 0 <= start_ns < LATEST_NS:
+        raise SpanShapeError("startTimeUnixNano is not a time between 1970 and 9999")
     span = SpanInfo(trace_id, span_id, parent, start_ns)
     attrs = attributes(raw.get("attributes"))
     kind = attrs.get("openinference.span.kind")

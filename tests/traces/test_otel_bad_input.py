@@ -192,3 +192,28 @@ def test_cases_are_validated_in_chunks_in_order(
     assert [c["question"] for c in read_jsonl(out)] == ["Q0?", "Q1?", "Q2?", "Q4?"]
     assert "wrote 4 case(s)" in ran.out and f"{4:032x}" in ran.out
     assert "root span input.value -> question: 4" in " ".join(ran.out.split())
+
+
+@pytest.mark.parametrize("start", ["99999999999999999999999", "-5", "soon"])
+def test_a_start_time_that_is_no_time(cli: Cli, tmp_path: Path, start: str) -> None:
+    spans = rag_trace(1, SECRET)
+    spans[0]["startTimeUnixNano"] = start
+    path = write_jsonl(tmp_path / "t.jsonl", [request(spans)])
+    line = refused(cli, tmp_path, path)
+    assert f"{path}, line 1: startTimeUnixNano is not" in line
+
+
+def test_scores_that_are_not_finite_are_left_out(cli: Cli, tmp_path: Path) -> None:
+    spans = rag_trace(1, "Q?")
+    for attr in spans[1]["attributes"]:
+        if attr["key"] == "retrieval.documents.0.document.score":
+            attr["value"] = {"doubleValue": "Infinity"}
+        if attr["key"] == "retrieval.documents.1.document.score":
+            attr["value"] = {"intValue": str(10**400)}
+    path = write_jsonl(tmp_path / "t.jsonl", [request(spans)])
+    out = tmp_path / "cases.jsonl"
+    assert cli("import", "--from", "otel", path, "-o", out).code == 0
+    assert read_jsonl(out)[0]["metadata"]["trace"]["retrieved"] == [
+        {"id": "faq.md#2", "rank": 1},
+        {"id": "faq.md#7", "rank": 2},
+    ]
