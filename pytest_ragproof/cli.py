@@ -36,7 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "split": ("pytest_ragproof.commands.split", "assign optimize/validation/test splits"),
     "import": (
         "pytest_ragproof.commands.import_",
-        "import a RAGET, Ragas, DeepEval or promptfoo test set as a dataset",
+        "import a RAGET, Ragas, DeepEval or promptfoo test set, or OTLP traces, as a dataset",
     ),
     "export": (
         "pytest_ragproof.commands.export",

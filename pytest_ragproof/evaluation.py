@@ -289,6 +289,8 @@ def evaluate(
     loops = LoopOwner()
     records: list[CaseRecord] = []
     try:
+        if stage is not None and cases:
+            stage.warm_up()  # litellm imported meanwhile, when the cache cannot answer
         for name, fn in pipelines.items():
             records.extend(_run_pipeline(name, fn, ds, cases, cfg, loops, stage, runner))
     finally:

@@ -1,8 +1,10 @@
-"""``ragproof import --from raget|ragas|deepeval|promptfoo FILE -o OUT [--corpus PATH]``.
+"""``ragproof import --from raget|ragas|deepeval|promptfoo FILE -o OUT [--corpus PATH]``
+and ``ragproof import --from otel TRACES... -o OUT`` (``--format`` is the same option).
 
-Reads another tool's test set, prints a field report (what mapped where, what was
-dropped and why, counts) and writes a reviewable JSONL dataset that ``ragproof
-validate`` and ``ragproof freeze`` accept. See docs/interop.md.
+Reads another tool's test set, or production traces, prints a field report (what
+mapped where, what was dropped and why, counts) and writes a reviewable JSONL
+dataset that ``ragproof validate`` and ``ragproof freeze`` accept. See
+docs/interop.md and, for traces, docs/traces.md.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pytest_ragproof.errors import UsageError
 from pytest_ragproof.interop import TOOLS
 
 if TYPE_CHECKING:
+    from pytest_ragproof.errors import DatasetError
     from pytest_ragproof.interop.drafts import Draft
     from pytest_ragproof.interop.report import FieldReport
 
@@ -25,9 +28,20 @@ MAX_LISTED = 50  # problems printed; the count is always complete
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--from", dest="tool", required=True, choices=TOOLS, help="the tool that wrote FILE"
+        "--from",
+        "--format",
+        dest="tool",
+        required=True,
+        choices=TOOLS,
+        help="the tool that wrote FILE (otel: OTLP JSON traces)",
     )
-    parser.add_argument("file", help="the other tool's test set (JSONL, JSON, CSV or YAML)")
+    parser.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="the other tool's test set (JSONL, JSON, CSV or YAML); with --from otel one or "
+        "more OTLP JSON trace files (.json or .jsonl, gzip accepted)",
+    )
     parser.add_argument("-o", "--output", required=True, help="the JSONL dataset to write")
     parser.add_argument(
         "--corpus",
@@ -47,6 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="deepeval CSV/JSONL only: what joins the context passages in a cell (default |)",
     )
+    from pytest_ragproof.commands._otel_args import add_otel_arguments
+
+    add_otel_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,32 +85,45 @@ def run(args: argparse.Namespace) -> int:
             var_map = parse_vars(args.var)
         except ConfigError as exc:
             raise UsageError(str(exc)) from exc
-    src, out = Path(args.file), Path(args.output)
-    why = build.check_output(out, [src])
+    from pytest_ragproof.commands._otel_args import check_otel_arguments, selection
+
+    check_otel_arguments(args)
+    if args.tool != "otel" and len(args.files) > 1:
+        raise UsageError(f"--from {args.tool} reads one FILE (only --from otel takes several)")
+    paths = [Path(f) for f in args.files]
+    src, out = paths[0], Path(args.output)
+    why = build.check_output(out, paths)
     if why is not None:
         raise UsageError(why)
+    if args.tool == "otel" and args.corpus is not None:
+        raise UsageError("--corpus does not apply to --from otel (traces carry document ids)")
+    choice = selection(args) if args.tool == "otel" else None
     corpus = None
     if args.corpus is not None:
         try:
             corpus = build.CorpusIndex(args.corpus)
         except IngestError as exc:
             raise UsageError(str(exc)) from exc
-    report = FieldReport(args.tool, str(src))
-    drafts = _read(args, src, report, var_map)
-    try:
-        dataset = build.build_dataset(drafts, args.tool, str(src), corpus, report)
-    except DatasetError as exc:
-        for line in report.lines():
-            print(line, file=sys.stderr)
-        print(f"ragproof import: error: {exc}", file=sys.stderr)
-        problems = exc.problems if isinstance(exc, build.ImportProblems) else []
-        for problem in problems[:MAX_LISTED]:
-            print(f"  {problem}", file=sys.stderr)
-        if len(problems) > MAX_LISTED:
-            print(f"  … and {len(problems) - MAX_LISTED} more", file=sys.stderr)
-        print(f"wrote nothing to {out}", file=sys.stderr)
-        return 1
-    write_jsonl(dataset.cases, out)
+    source = ", ".join(str(p) for p in paths)
+    report = FieldReport(args.tool, source)
+    if choice is not None:
+        from pytest_ragproof.interop import otel_select
+
+        try:
+            texts = otel_select.import_traces(paths, report, choice)
+        except otel_select.NothingKept as exc:  # file errors are one line, as from _read
+            return _failed(report, exc, out)
+        from pytest_ragproof.fileio import write_atomic
+
+        # the canonical texts the validation made, as write_jsonl would write them
+        write_atomic(out, (text + "\n" for text in texts))
+    else:
+        drafts = _read(args, src, report, var_map)
+        try:
+            dataset = build.build_dataset(drafts, args.tool, source, corpus, report)
+        except DatasetError as exc:
+            return _failed(report, exc, out)
+        write_jsonl(dataset.cases, out)
     report.output = str(out)
     for line in report.lines():
         print(line)
@@ -107,8 +137,30 @@ def run(args: argparse.Namespace) -> int:
                 else ""
             )
         )
-    print(f"freeze it with: ragproof freeze {out}")
+    if choice is not None:
+        print(
+            "review the drafts (docs/traces.md), then freeze the approved ones: "
+            f"ragproof freeze {out} --approved-only"
+        )
+    else:
+        print(f"freeze it with: ragproof freeze {out}")
     return 0
+
+
+def _failed(report: FieldReport, exc: DatasetError, out: Path) -> int:
+    """Print the report and why nothing was written; the exit status."""
+    from pytest_ragproof.interop import build
+
+    for line in report.lines():
+        print(line, file=sys.stderr)
+    print(f"ragproof import: error: {exc}", file=sys.stderr)
+    problems = exc.problems if isinstance(exc, build.ImportProblems) else []
+    for problem in problems[:MAX_LISTED]:
+        print(f"  {problem}", file=sys.stderr)
+    if len(problems) > MAX_LISTED:
+        print(f"  … and {len(problems) - MAX_LISTED} more", file=sys.stderr)
+    print(f"wrote nothing to {out}", file=sys.stderr)
+    return 1
 
 
 def _read(

@@ -180,7 +180,9 @@ class Case(BaseModel):
                     "add 'canary'"
                 )
         else:
-            if kind == "qa" and not source_ids:
+            # A pending qa case may lack them: a draft (an imported production trace) whose
+            # reviewer says which sources are right; approving it needs them.
+            if kind == "qa" and not source_ids and fields["review_status"] != "pending":
                 raise ValueError("a qa case needs at least one expected_source_ids entry")
             if fields["adversarial_payload"] is not None or fields["canary"] is not None:
                 name = (

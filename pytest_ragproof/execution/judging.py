@@ -33,6 +33,7 @@ from pytest_ragproof.judges.engine import (
     Usage,
     judge_llm_config,
 )
+from pytest_ragproof.llm.client import load_litellm
 from pytest_ragproof.llm.slots import request_priority
 from pytest_ragproof.metrics import PipelineOutput, abstained, normalize_output
 from pytest_ragproof.verdict.config import RunConfig
@@ -122,6 +123,25 @@ class JudgeStage:
                 thread.start()
                 self._loop, self._thread = loop, thread
             return self._loop
+
+    def warm_up(self) -> None:
+        """Import litellm (and ask a local server its structured form) now, on the judges'
+        thread, when every judge call will miss the cache: the cache is off or holds
+        nothing yet. The work then overlaps with what comes before the first judge step
+        (other tests, the first pipeline calls) instead of delaying that step; a run the
+        cache may answer whole still never imports litellm. Any error is left for the
+        first real call to meet and report."""
+        cache = self.client.cache
+        if self.settings.dry_run or (cache.enabled and cache.path.exists()):
+            return
+        asyncio.run_coroutine_threadsafe(self._warm(), self._ensure_loop())
+
+    async def _warm(self) -> None:
+        try:
+            load_litellm()
+            await self.client.provider.structured_mode()
+        except Exception:
+            pass
 
     # -- submitting ---------------------------------------------------------
     def submit(self, key: str, case: Case, outcome: Outcome) -> None:

@@ -128,14 +128,16 @@ def record_of(
         rec["expected_answer"] = draft.expected_answer
     if draft.kind == "qa":
         ids, origin = _source_ids(draft, corpus, report)
-        if not ids:
+        # A pending draft (an imported trace) may lack them: its reviewer gives them.
+        if not ids and draft.extra.get("review_status") != "pending":
             report.drop_record(
                 "no reference context and no source id (a qa case needs expected_source_ids)",
                 draft.line,
             )
             return None
-        rec["expected_source_ids"] = ids
-        rec[_ORIGIN] = origin
+        if ids:
+            rec["expected_source_ids"] = ids
+            rec[_ORIGIN] = origin
     if draft.passages:
         rec["reference_contexts"] = draft.passages
     if draft.history:

@@ -42,6 +42,8 @@ class FieldReport:
     origin_notes: dict[str, str] = field(default_factory=dict)  # shown when that origin was used
     kinds: Counter[str] = field(default_factory=Counter)
     output: str | None = None
+    unit: str = "record(s)"  # what n_read counts
+    summary: list[str] = field(default_factory=list)  # an importer's own counts, after 'wrote'
 
     def map(self, source_field: str, target: str) -> None:
         """One record's ``source_field`` went into ``target`` (a case field, or a description)."""
@@ -71,10 +73,11 @@ class FieldReport:
 
     def lines(self) -> list[str]:
         """The report as printed, in a fixed order."""
-        out = [f"read {self.n_read} record(s) from {self.source} ({self.tool})"]
+        out = [f"read {self.n_read} {self.unit} from {self.source} ({self.tool})"]
         if self.output is not None:
             kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(self.kinds.items()))
             out.append(f"wrote {self.n_written} case(s) to {self.output}: {kinds or 'none'}")
+        out.extend(self.summary)
         if self.mapped:
             out.append("mapped:")
             width = max(len(src) for src, _ in self.mapped)

@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import os
 import random
+import threading
 from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof.errors import (
@@ -42,13 +43,32 @@ OFFLINE_ENV = ("LITELLM_LOCAL_MODEL_COST_MAP", "LITELLM_OFFLINE_MODE")
 _WATCHDOG_GRACE_S = 1.0
 
 _litellm_module: Any = None
+_LOAD_LOCK = threading.Lock()
 
 
 def load_litellm() -> Any:
-    """Import litellm once, quietly and offline, or raise :class:`MissingExtraError`."""
-    global _litellm_module
+    """Import litellm once, quietly and offline, or raise :class:`MissingExtraError`.
+
+    Any thread may call it (the judges' thread does, early: ``JudgeStage.warm_up``).
+    """
     if _litellm_module is not None:
         return _litellm_module
+    with _LOAD_LOCK:
+        if _litellm_module is not None:
+            return _litellm_module
+        if threading.current_thread() is threading.main_thread():
+            return _import_litellm(main_thread=True)
+        from pytest_ragproof.llm.astguard import serialized_ast
+
+        # The main thread may be running tests meanwhile: their AST work and ours take
+        # turns (llm.astguard), and the warning filters are left alone (catch_warnings
+        # is not thread-safe: it would undo what pytest records for the running test).
+        with serialized_ast():
+            return _import_litellm(main_thread=False)
+
+
+def _import_litellm(*, main_thread: bool) -> Any:
+    global _litellm_module
     # Without these litellm fetches its price table at import time (three attempts
     # with backoff: seconds lost where the network is closed) and other catalogs
     # (e.g. Anthropic beta headers) on first use; its bundled copies serve us.
@@ -75,8 +95,11 @@ def load_litellm() -> Any:
         # collection during the import, and what exists then is moved out of the
         # collector's sight (gc.freeze); objects made later are collected as usual.
         gc.disable()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        if main_thread:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                import litellm
+        else:
             import litellm
     except ImportError as exc:
         if exc.name is not None and exc.name.split(".")[0] != "litellm":

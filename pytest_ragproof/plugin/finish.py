@@ -76,7 +76,7 @@ class FinishHooks(WorkerMerge):
             return
         self._note_stale_sources()
         facts = self.facts(session, exitstatus)
-        self.outcome = outcome = decide(facts, self.cfg)
+        self.outcome = outcome = decide(facts, self.cfg, entries=self.entries_read)
         if facts.records or facts.datasets:
             self.write_outputs(outcome)
         if self.history is not None:

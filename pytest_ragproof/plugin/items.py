@@ -103,6 +103,8 @@ class ItemHooks(RunState):
         # A repeat's error speaks only when no repeat was scored; otherwise it is a repeat
         # that did not pass, named in the case's message.
         concluded = finish_repeats(record, ref.case, outcomes, self.cfg, judgements, evaluators)
+        if not self.entries_read:
+            record.drop_entry_only()
         verdict, decisive = concluded.verdict, concluded.decisive
         if self.properties:
             item.user_properties.extend(
@@ -158,6 +160,23 @@ class ItemHooks(RunState):
             self._attach(report, record)
         return report
 
+    def _compact_report(self, report: pytest.TestReport) -> None:
+        """A case's report as pytest keeps it to the end of the run (its terminal reporter
+        holds all three of every test), without copies: the call and teardown reports
+        take the setup report's keywords dict when equal, and an empty list of sections
+        or user properties is one shared empty tuple."""
+        if report.when == "setup":
+            self.keywords[report.nodeid] = report.keywords
+        else:
+            shared = self.keywords.get(report.nodeid)
+            if report.when == "teardown":
+                self.keywords.pop(report.nodeid, None)
+            if shared is not None and shared == report.keywords:
+                report.keywords = shared
+        for name in ("sections", "user_properties"):
+            if not getattr(report, name):
+                setattr(report, name, ())
+
     def _attach(self, report: pytest.TestReport, record: CaseRecord) -> None:
         """A worker's record travels on its report as a dict; serially it is kept as is."""
         if self.is_worker:
@@ -170,6 +189,8 @@ class ItemHooks(RunState):
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:
             return  # the controller gathers records (xdist sends this report on)
+        if report.nodeid in self.expected:
+            self._compact_report(report)
         local = self._local.pop(report.nodeid, None)
         data = getattr(report, "ragproof", None)
         if local is not None:
@@ -178,6 +199,8 @@ class ItemHooks(RunState):
             record = CaseRecord.from_dict(data)
             # Equal values as one object, as in a serial run (they arrive as new floats).
             record.metrics = sorted_metrics(record.metrics)
+            if not self.entries_read:
+                record.drop_entry_only()  # packs the metrics (a worker sent them as a dict)
             self.records[report.nodeid] = record
             del report.ragproof
         elif getattr(report, "ragproof_skipped", False) or (

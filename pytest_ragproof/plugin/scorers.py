@@ -85,9 +85,28 @@ class Scorers:
         self.evaluators: EvaluatorRunner | None = None
         self._evaluators_looked_up = False
         self._inputs_fixture: Any = None
+        self._inputs_looked_up = False
 
     def judging(self, item: pytest.Item) -> JudgeStage | None:
         """The run's judges, with ``rag_judge_inputs`` if defined."""
+        stage = self._stage()
+        if stage is None:
+            return None
+        if not self._inputs_looked_up:
+            self._inputs_looked_up = True
+            self._inputs_fixture = fixture_value(item, INPUTS_FIXTURE)
+        if self._inputs_fixture is not None:
+            stage.inputs_fn = self._inputs_fixture
+        return stage
+
+    def warm_up(self) -> None:
+        """Once the cases are collected: the judges get ready while the first tests run
+        (litellm imported on their thread when every call will miss the cache)."""
+        stage = self._stage()
+        if stage is not None:
+            stage.warm_up()
+
+    def _stage(self) -> JudgeStage | None:
         settings = self.cfg.judges
         if settings is None:
             return None
@@ -96,9 +115,6 @@ class Scorers:
 
             share = int(getattr(self.config, "workerinput", {}).get("workercount", 1) or 1)
             self.stage = JudgeStage(settings, self.cfg, share=share)
-            self._inputs_fixture = fixture_value(item, INPUTS_FIXTURE)
-        if self._inputs_fixture is not None:
-            self.stage.inputs_fn = self._inputs_fixture
         return self.stage
 
     def evaluator_runner(self, item: pytest.Item) -> EvaluatorRunner | None:

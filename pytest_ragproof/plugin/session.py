@@ -97,6 +97,8 @@ class RagproofRun(ItemHooks, FinishHooks):
         if xdist_support.is_controller(self.config):
             return
         self.selected = {i.nodeid for i in session.items if self._count_marker_item(i)}
+        if self.selected and self.cfg.judges is not None:
+            self.scorers.warm_up()
 
     def _count_marker_item(self, item: pytest.Item) -> bool:
         """Is ``item`` ragproof's? A marker-mode one joins the expected population too."""

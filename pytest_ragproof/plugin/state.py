@@ -9,8 +9,9 @@ whose hooks live beside it by responsibility: collection and the xdist merge
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import pytest
 
@@ -28,6 +29,7 @@ from pytest_ragproof.plugin.scorers import Scorers, check_judges
 from pytest_ragproof.plugin.selection import add_collection_args, select_datasets
 from pytest_ragproof.plugin.settings import build, check_outputs
 from pytest_ragproof.verdict.config import RunConfig
+from pytest_ragproof.verdict.exports import EXPORTERS
 from pytest_ragproof.verdict.record import CaseRecord
 from pytest_ragproof.verdict.shard import Shard, parse_shard
 
@@ -77,6 +79,19 @@ def _load(path: Path, config: pytest.Config) -> Dataset:
     # Each case's canonical JSON text serves freezing and its checks, not a run: about
     # half a kilobyte a case, held to the end of the run otherwise.
     return dataclasses.replace(dataset, canonical_cases=())
+
+
+def _entries_read(config: pytest.Config, cfg: RunConfig) -> bool:
+    """Does an output of this run read its case entries (the results document's cases)?
+
+    The results file, a baseline, an export and the history store do; the run's verdict
+    and summary read each case's status and scores only. Without them a case's record
+    drops what only its entry shows once the case is scored (the answer, the retrieved
+    contexts and their texts, the judges' reasons), instead of keeping it to the end.
+    """
+    outputs = ("history", *EXPORTERS)
+    read = cfg.report is not None or cfg.baseline is not None
+    return read or any(options.get(config, name) for name in outputs)
 
 
 class RunState:
@@ -137,6 +152,10 @@ class RunState:
         self.properties = bool(
             getattr(config.option, "xmlpath", None) or getattr(config.option, "report_log", None)
         )
+        self.entries_read = _entries_read(config, self.cfg)
+        # Each running item's setup report's keywords, shared by its call and teardown
+        # reports (pytest gives each of the three an equal dict, kept to the end of the run).
+        self.keywords: dict[str, Mapping[str, Literal[1]]] = {}
         add_collection_args(self.config, self.selection.joined)
 
     def dataset(self, path: Path) -> Dataset:

@@ -146,8 +146,12 @@ def _aggregate_failure(r: ThresholdResult) -> str:
     return line
 
 
-def decide(facts: RunFacts, cfg: RunConfig) -> RunOutcome:
-    """Gate the run and build its results document and summary, once."""
+def decide(facts: RunFacts, cfg: RunConfig, *, entries: bool = True) -> RunOutcome:
+    """Gate the run and build its results document and summary, once.
+
+    ``entries=False``: no output reads the document's case entries, which are then left
+    out (:func:`build_results`); a baseline reads them, so it keeps them.
+    """
     baseline = cfg.baseline
     records = sorted(facts.records, key=lambda r: (r.pipeline, r.nodeid))
     notes = [n for i, n in enumerate(facts.notes) if n not in facts.notes[:i]]
@@ -207,6 +211,7 @@ def decide(facts: RunFacts, cfg: RunConfig) -> RunOutcome:
         settings=cfg.settings(),
         redact=cfg.redact,
         notes=notes,
+        entries=entries or baseline is not None,
     )
     base = BaselineOutcome()
     if baseline is not None:
