@@ -29,7 +29,13 @@ from pytest_ragproof.review.dataset_common import (
     sequence_of,
     show_of,
 )
-from pytest_ragproof.review.dataset_source import corpus_note, provenance_table, source_of
+from pytest_ragproof.review.dataset_source import (
+    corpus_note,
+    edits_table,
+    provenance_table,
+    source_of,
+)
+from pytest_ragproof.review.dataset_trace import trace_of, trace_panel, unanswerable_form
 from pytest_ragproof.review.dataset_writes import decide as post_decide
 from pytest_ragproof.review.dataset_writes import edit as post_edit
 from pytest_ragproof.review.html import Html, join, table, tag
@@ -44,6 +50,7 @@ from pytest_ragproof.review.layout import (
     steps,
 )
 from pytest_ragproof.review.order import neighbours
+from pytest_ragproof.review.reviewed import imported
 
 __all__ = ["DatasetReview", "dataset_area"]
 
@@ -131,6 +138,7 @@ async def case_page(request: Request) -> Response:
     prev_n = None if before is None else before + 1
     next_n = None if after is None else after + 1
     provenance = provenance_of(record)
+    trace = trace_of(record) if imported(record) else None
     status = reviewed.status(index)
     token = hidden_token(request)
     history = record.get("conversation_history") or []
@@ -183,19 +191,35 @@ async def case_page(request: Request) -> Response:
             tag(
                 "label",
                 "Question",
-                tag("textarea", record.get("question") or "", name="question", rows=3),
+                tag(
+                    "textarea",
+                    record.get("question") or "",
+                    name="question",
+                    rows=3,
+                    id="edit-question",
+                ),
             ),
             tag(
                 "label",
                 "Expected answer",
                 tag(
-                    "textarea", record.get("expected_answer") or "", name="expected_answer", rows=3
+                    "textarea",
+                    record.get("expected_answer") or "",
+                    name="expected_answer",
+                    rows=3,
+                    id="edit-expected-answer",
                 ),
             ),
             tag(
                 "label",
                 "Expected sources (one document id a line)",
-                tag("textarea", "\n".join(sources), name="expected_source_ids", rows=2),
+                tag(
+                    "textarea",
+                    "\n".join(sources),
+                    name="expected_source_ids",
+                    rows=2,
+                    id="edit-expected-sources",
+                ),
             ),
             tag("button", "Save edit (Ctrl+Enter)", type="submit"),
             method="post",
@@ -203,7 +227,7 @@ async def case_page(request: Request) -> Response:
             id="edit",
             class_="edit",
         )
-        if provenance
+        if provenance or imported(record)
         else tag(
             "p", "hand-written case (no provenance): approve or reject it here", class_="muted"
         )
@@ -241,6 +265,15 @@ async def case_page(request: Request) -> Response:
                 ("a", "approve"),
                 ("r", "reject"),
                 ("e", "edit"),
+                *(
+                    (
+                        ("p", "production answer as expected"),
+                        ("d", "retrieved ids as expected sources"),
+                        ("u", "unanswerable"),
+                    )
+                    if trace is not None
+                    else ()
+                ),
                 ("j / →", "next"),
                 ("k / ←", "previous"),
             ),
@@ -248,19 +281,19 @@ async def case_page(request: Request) -> Response:
                 "section",
                 decide("approved", "Approve", "a"),
                 decide("rejected", "Reject", "r"),
+                unanswerable_form(token, n, show) if trace is not None else "",
                 tag("details", tag("summary", "Edit ", tag("kbd", "e")), edit_form, id="edit-box"),
                 class_="actions",
             ),
             tag(
                 "div",
                 tag("section", fields, class_="fields"),
-                tag(
-                    "section", tag("h2", "Provenance"), provenance_table(provenance), class_="side"
-                ),
+                _side(record, provenance, trace),
                 class_="grid",
             ),
-            tag("h2", "Source span"),
-            source_of(review, provenance),
+            ""
+            if trace is not None or (not provenance and imported(record))
+            else join([tag("h2", "Source span"), source_of(review, provenance)]),
         ]
     )
     section = tag(
@@ -271,6 +304,19 @@ async def case_page(request: Request) -> Response:
         data_next=dataset_href(next_n, show) if next_n else None,
     )
     return page(request, title=f"{record['id']} · dataset review", area=AREA, body=section)
+
+
+def _side(
+    record: Mapping[str, Any], provenance: Mapping[str, Any], trace: Mapping[str, Any] | None
+) -> Html:
+    """The right column: what production did (an imported trace), else the provenance."""
+    metadata = record.get("metadata")
+    edits = metadata.get("review_edits") if isinstance(metadata, Mapping) else None
+    if trace is not None:
+        return tag("section", trace_panel(trace), edits_table(edits), class_="side", id="trace")
+    if not provenance and imported(record):
+        return tag("section", tag("h2", "Imported case"), edits_table(edits), class_="side")
+    return tag("section", tag("h2", "Provenance"), provenance_table(provenance), class_="side")
 
 
 def _pager(n: int, total: int, prev_n: int | None, next_n: int | None, show: str) -> Html:

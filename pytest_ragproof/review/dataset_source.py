@@ -14,7 +14,7 @@ from typing import Any
 from pytest_ragproof.review.dataset_common import DatasetReview
 from pytest_ragproof.review.html import Html, join, tag
 
-__all__ = ["WINDOW", "corpus_note", "provenance_table", "source_of"]
+__all__ = ["WINDOW", "corpus_note", "edits_table", "provenance_table", "source_of"]
 
 WINDOW = 1500  # characters of the document shown on each side of the span
 
@@ -103,31 +103,34 @@ def provenance_table(provenance: Mapping[str, Any]) -> Html:
                 else str(value)
             )
             rows.append(tag("tr", tag("th", name), tag("td", shown)))
-    edits = provenance.get("edits") or []
-    history = Html("")
-    if edits:
-        history = join(
-            [
-                tag("h3", "Edits"),
-                tag(
-                    "table",
-                    tag("tr", [tag("th", t) for t in ("field", "before", "reviewer", "time")]),
-                    [
-                        tag(
-                            "tr",
-                            tag("td", e.get("field")),
-                            tag("td", _value(e.get("before")), class_="text"),
-                            tag("td", e.get("reviewer")),
-                            tag("td", e.get("time")),
-                        )
-                        for e in edits
-                        if isinstance(e, dict)
-                    ],
-                    class_="edits",
-                ),
-            ]
-        )
-    return join([tag("table", rows, class_="provenance"), history])
+    return join([tag("table", rows, class_="provenance"), edits_table(provenance.get("edits"))])
+
+
+def edits_table(edits: Any) -> Html:
+    """The edits made in review (``provenance.edits`` or ``metadata.review_edits``)."""
+    if not isinstance(edits, list) or not edits:
+        return Html("")
+    return join(
+        [
+            tag("h3", "Edits"),
+            tag(
+                "table",
+                tag("tr", [tag("th", t) for t in ("field", "before", "reviewer", "time")]),
+                [
+                    tag(
+                        "tr",
+                        tag("td", e.get("field")),
+                        tag("td", _value(e.get("before")), class_="text"),
+                        tag("td", e.get("reviewer")),
+                        tag("td", e.get("time")),
+                    )
+                    for e in edits
+                    if isinstance(e, dict)
+                ],
+                class_="edits",
+            ),
+        ]
+    )
 
 
 def _value(value: Any) -> str:

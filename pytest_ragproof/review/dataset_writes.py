@@ -96,6 +96,16 @@ async def edit(request: Request) -> Response:
         edits["expected_source_ids"] = [
             line.strip() for line in form["expected_source_ids"].splitlines() if line.strip()
         ]
+    if "kind" in form:
+        if form["kind"] not in ("qa", "unanswerable"):
+            return message(
+                request,
+                "Bad request",
+                "kind must be qa or unanswerable",
+                area=AREA,
+                status_code=400,
+            )
+        edits["kind"] = form["kind"]
     record = review.reviewed.records[index]
     for name in ("expected_answer",):
         if edits.get(name) == "" and record.get(name) is None:

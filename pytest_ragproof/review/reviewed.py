@@ -4,10 +4,12 @@
 ``ragproof generate`` writes it) and writes ``reviewed.jsonl``: every case of the
 input in its order, each with its ``review_status`` (``pending`` until decided,
 ``approved``, ``rejected`` or ``edited``) and, for an edit, what it was before in
-``provenance.edits``. The whole file is rewritten atomically after each decision; the
-input is never written. An existing output is taken up again (the review resumes)
-only when it holds exactly the input's case ids in the input's order, which is what
-this module writes; any other file is refused, never overwritten.
+``provenance.edits`` (a generated case) or ``metadata.review_edits`` (an imported
+case, which has no generation provenance: ``metadata.imported_from``). The whole file
+is rewritten atomically after each decision; the input is never written. An existing
+output is taken up again (the review resumes) only when it holds exactly the input's
+case ids in the input's order, which is what this module writes; any other file is
+refused, never overwritten.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from typing import Any
 
 from pytest_ragproof.errors import DatasetError
 
-__all__ = ["EDITABLE", "Decision", "ReviewedFile", "now"]
+__all__ = ["EDITABLE", "Decision", "ReviewedFile", "imported", "now"]
 
-EDITABLE = ("question", "expected_answer", "expected_source_ids")
+EDITABLE = ("question", "expected_answer", "expected_source_ids", "kind")
+REVIEW_EDITS = "review_edits"  # the metadata key of an imported case's edits
 DECIDED = ("approved", "rejected", "edited")
 
 
@@ -85,9 +88,22 @@ def _check_record(record: Mapping[str, Any], source: str, number: int) -> None:
         ) from None
 
 
+def imported(record: Mapping[str, Any]) -> bool:
+    """A case ``ragproof import`` wrote (``metadata.imported_from``) and no generator."""
+    metadata = record.get("metadata")
+    return (
+        isinstance(metadata, Mapping)
+        and isinstance(metadata.get("imported_from"), str)
+        and not isinstance(record.get("provenance"), Mapping)
+    )
+
+
 def _has_edits(record: Mapping[str, Any]) -> bool:
     provenance = record.get("provenance")
-    return isinstance(provenance, Mapping) and bool(provenance.get("edits"))
+    if isinstance(provenance, Mapping) and provenance.get("edits"):
+        return True
+    metadata = record.get("metadata")
+    return imported(record) and isinstance(metadata, Mapping) and bool(metadata.get(REVIEW_EDITS))
 
 
 class ReviewedFile:
@@ -150,14 +166,25 @@ class ReviewedFile:
         }
         if changes:
             provenance = record.get("provenance")
-            if not isinstance(provenance, dict):
+            if isinstance(provenance, dict) and "kind" not in changes:
+                owner, key = provenance, "edits"
+            elif imported(record):
+                owner, key = dict(record["metadata"]), REVIEW_EDITS
+            elif "kind" in changes:
+                raise DatasetError(
+                    "only an imported case's kind is changed here",
+                    source=str(self.source),
+                    record=index + 1,
+                    hint="mark imported cases (ragproof import) unanswerable here",
+                )
+            else:
                 raise DatasetError(
                     "this case has no provenance to record an edit in",
                     source=str(self.source),
                     record=index + 1,
                     hint="edit hand-written cases in the file itself; approve or reject here",
                 )
-            edits = list(provenance.get("edits") or [])
+            edits = list(owner.get(key) or [])
             for name, value in changes.items():
                 edits.append(
                     {"field": name, "before": record.get(name), "reviewer": reviewer, "time": time}
@@ -166,7 +193,10 @@ class ReviewedFile:
                     record.pop(name, None)
                 else:
                     record[name] = value
-            record["provenance"] = {**provenance, "edits": edits}
+            if key == "edits":
+                record["provenance"] = {**owner, "edits": edits}
+            else:
+                record["metadata"] = {**owner, REVIEW_EDITS: edits}
             status = "edited"
         elif status == "approved" and _has_edits(record):
             status = "edited"  # approving an edited case keeps it marked as edited

@@ -113,3 +113,46 @@ def login(app: Any) -> Any:
     first = client.get(f"/?token={TOKEN}", follow_redirects=False)
     assert first.status_code == 303 and "token" not in first.headers["location"]
     return client
+
+
+@dataclass
+class ImportedFiles:
+    """Draft cases ``ragproof import --from otel`` wrote from OTLP traces, and their ids."""
+
+    cases: Path
+    ids: list[str]
+
+
+PLANTED_ID = 'faq.md#<img src=x onerror="alert(4)">'
+
+
+def write_imported(root: Path) -> ImportedFiles:
+    """Three traces imported by the real command: the first answers with planted markup
+    and retrieved a document whose id is planted markup too."""
+    from pytest_ragproof.cli import main
+    from tests.traces.otlp import rag_trace, read_jsonl, request, write_jsonl
+
+    root.mkdir(parents=True)
+    traces = write_jsonl(
+        root / "traces.jsonl",
+        [
+            request(
+                rag_trace(
+                    1,
+                    "How do I reset my password?",
+                    answer=f"Use the reset link. {PLANTED}",
+                    docs=(("faq.md#2", 0.82), (PLANTED_ID, 0.41)),
+                )
+            ),
+            request(rag_trace(2, "What is the refund window?", answer="30 days.", start=10)),
+            request(rag_trace(3, "Who won the 1998 World Cup?", answer="France.", start=20)),
+        ],
+    )
+    cases = root / "cases.jsonl"
+    assert main(["import", "--from", "otel", str(traces), "-o", str(cases)]) == 0
+    return ImportedFiles(cases, [str(r["id"]) for r in read_jsonl(cases)])
+
+
+@pytest.fixture
+def imported(tmp_path: Path) -> ImportedFiles:
+    return write_imported(tmp_path / "imported")

@@ -31,6 +31,22 @@
     rows.forEach((r) => r.classList.toggle("current", r === next));
     next.scrollIntoView({ block: "nearest" });
   }
+  // An imported case: copy what production did into the edit form's box (the reviewer
+  // saves the edit: e, then Ctrl+Enter); the value is set as text, never parsed as markup.
+  function take(id) {
+    const button = document.getElementById(id);
+    const box = document.getElementById("edit-box");
+    const field = button && document.getElementById(button.getAttribute("data-target"));
+    if (!field || !box) return false;
+    box.open = true;
+    field.value = button.getAttribute("data-value") || "";
+    return true;
+  }
+  ["take-answer", "take-sources"].forEach((id) => {
+    const button = document.getElementById(id);
+    if (button) button.addEventListener("click", () => take(id));
+  });
+
   function answer(value) {
     const row = current();
     const button = row && row.querySelector('button[data-key="' + value + '"]');
@@ -68,7 +84,9 @@
       case "ArrowUp": move(-1); break;
       case "y": answer("yes"); break;
       case "n": answer("no"); break;
-      case "u": handled = submit("form#undo"); break;
+      case "u": handled = submit("form#undo") || submit("form#unanswerable"); break;
+      case "p": handled = take("take-answer"); break;
+      case "d": handled = take("take-sources"); break;
       case "a": handled = submit("form#approved"); break;
       case "r": handled = submit("form#rejected"); break;
       case "e": {
