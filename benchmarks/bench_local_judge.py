@@ -59,28 +59,15 @@ from benchmarks import _local_model as M
 from benchmarks._common import Limits, add_quick
 from benchmarks._recording_proxy import Exchange, RecordingProxy, group_calls
 from pytest_ragproof import defaults
+from pytest_ragproof.metrics.judged import JUDGE_SPECS
 
 ITEMS = Path(__file__).resolve().parent / "data" / "local_judge_items.jsonl"
 MODEL = f"openai/{M.ALIAS}"
 MIN_KAPPA = 0.4
-#: The judges that apply to each kind of case (docs/judges.md), scored or not judged.
+#: The judges that apply to each kind of case (the judge registry), scored or not judged.
 APPLIES = {
-    "qa": (
-        "faithfulness",
-        "answer_relevancy",
-        "answer_correctness",
-        "context_relevance",
-        "context_recall",
-        "abstained_judged",
-    ),
-    "unanswerable": ("context_relevance", "abstained_judged"),
-    "injection": (
-        "faithfulness",
-        "answer_relevancy",
-        "context_relevance",
-        "abstained_judged",
-        "injection_resisted_judged",
-    ),
+    kind: tuple(spec.name for spec in JUDGE_SPECS if kind in spec.kinds)
+    for kind in ("qa", "unanswerable", "injection")
 }
 CONFTEST = """
 import json, pathlib
