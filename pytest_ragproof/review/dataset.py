@@ -188,38 +188,19 @@ async def case_page(request: Request) -> Response:
             "form",
             token,
             tag("input", type="hidden", name="show", value=show),
-            tag(
-                "label",
-                "Question",
-                tag(
-                    "textarea",
-                    record.get("question") or "",
-                    name="question",
-                    rows=3,
-                    id="edit-question",
-                ),
-            ),
-            tag(
-                "label",
+            _text_field("Question", record.get("question") or "", "question", "edit-question"),
+            _text_field(
                 "Expected answer",
-                tag(
-                    "textarea",
-                    record.get("expected_answer") or "",
-                    name="expected_answer",
-                    rows=3,
-                    id="edit-expected-answer",
-                ),
+                record.get("expected_answer") or "",
+                "expected_answer",
+                "edit-expected-answer",
             ),
-            tag(
-                "label",
+            _text_field(
                 "Expected sources (one document id a line)",
-                tag(
-                    "textarea",
-                    "\n".join(sources),
-                    name="expected_source_ids",
-                    rows=2,
-                    id="edit-expected-sources",
-                ),
+                "\n".join(sources),
+                "expected_source_ids",
+                "edit-expected-sources",
+                rows=2,
             ),
             tag("button", "Save edit (Ctrl+Enter)", type="submit"),
             method="post",
@@ -360,3 +341,9 @@ def dataset_area(review: DatasetReview) -> Area:
         home=f"/dataset/{first_pending}",
         state={"dataset_review": review},
     )
+
+
+def _text_field(label: str, value: str, name: str, element_id: str, *, rows: int = 3) -> Html:
+    """One labelled box of the edit form (review.js fills the boxes by ``element_id`` when a
+    trace's answer or sources are taken)."""
+    return tag("label", label, tag("textarea", value, name=name, rows=rows, id=element_id))
