@@ -25,8 +25,9 @@ from pydantic import BaseModel
 from pytest_ragproof.errors import InvalidOutputError, LLMConfigError, LLMError
 from pytest_ragproof.llm.cache import CachedResponse, ResponseCache
 from pytest_ragproof.llm.config import LLMConfig
+from pytest_ragproof.llm.loader import load_litellm
 from pytest_ragproof.llm.output import OutputParseError, parse_structured
-from pytest_ragproof.llm.provider import Provider, load_litellm
+from pytest_ragproof.llm.provider import Provider
 from pytest_ragproof.llm.request import (
     CompletionResult,
     Message,

@@ -26,8 +26,8 @@ seen = []
 @pytest.mark.parametrize("n", range(12))
 def test_unit(n):
     judges = any(t.name == "ragproof-judges" and t.is_alive() for t in threading.enumerate())
-    provider = sys.modules.get("pytest_ragproof.llm.provider")
-    loaded = provider is not None and provider._litellm_module is not None
+    loader = sys.modules.get("pytest_ragproof.llm.loader")
+    loaded = loader is not None and loader._litellm_module is not None
     seen.append((judges, loaded))
     with open("seen.txt", "w") as fh:
         fh.write(repr(seen))

@@ -14,6 +14,7 @@ import pytest
 
 from pytest_ragproof.errors import LLMConfigError, LLMError, MissingExtraError, ProviderError
 from pytest_ragproof.llm import LLMClient, LLMConfig, ResponseCache, gen_config, judge_config
+from pytest_ragproof.llm import loader as loader_module
 from pytest_ragproof.llm import provider as provider_module
 from tests.llm.conftest import MESSAGES, QA, QA_JSON, SECRET, MakeClient
 from tests.llm_stub import StubServer, rate_limited, reply, server_error
@@ -144,7 +145,7 @@ def test_missing_litellm_gives_the_install_hint(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.setitem(sys.modules, "litellm", None)  # makes `import litellm` fail
-    monkeypatch.setattr(provider_module, "_litellm_module", None)
+    monkeypatch.setattr(loader_module, "_litellm_module", None)
     client = LLMClient(LLMConfig(model="openai/m"), ResponseCache(tmp_path))
     with pytest.raises(MissingExtraError) as info:
         asyncio.run(client.complete(MESSAGES, prompt_version="v"))
@@ -209,7 +210,7 @@ def test_litellm_redacts_our_messages_exactly_while_a_callback_could_log_them(
 ) -> None:
     # litellm's redaction deep-copies every request and reply, so it is on only while
     # some logging callback is registered (the user's own code may add one).
-    litellm = provider_module.load_litellm()
+    litellm = loader_module.load_litellm()
     llm_stub.set_handler(lambda body: reply(QA_JSON))
     client = make_client()
     asyncio.run(client.structured(MESSAGES, QA, prompt_version="plain"))
