@@ -155,8 +155,8 @@ class JudgeEngine:
     def _note_format(self, out: CaseJudgement) -> None:
         """The form ``auto`` chose by asking the server, on the case's usage."""
         choice = self.client.provider.format_choice
-        if choice is not None:
-            out.usage.response_format = choice.describe()
+        if choice is not None and out.usage.response_format is None:
+            out.usage.response_format = choice.describe()  # once a case, not once a call
 
     # -- one step -----------------------------------------------------------
     def _asker(self, out: CaseJudgement) -> Ask:
