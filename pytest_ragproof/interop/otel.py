@@ -324,12 +324,12 @@ def _from_output(text: str, is_json: bool) -> str | None:
 
 def _docs(docs: list[Doc]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for rank, (doc_id, score, derived) in enumerate(docs, start=1):
+    for rank, (doc_id, score, id_from) in enumerate(docs, start=1):
         entry: dict[str, Any] = {"id": doc_id, "rank": rank}
         if score is not None:
             entry["score"] = score
-        if derived:
-            entry["id_from"] = "content"
+        if id_from is not None:
+            entry["id_from"] = id_from
         out.append(entry)
     return out
 

@@ -103,6 +103,49 @@ def test_history_from_the_llm_messages_and_question_from_the_last_user_message(
     assert "last user message of the first LLM span -> question: 1" in " ".join(ran.out.split())
 
 
+def test_a_document_without_an_id_takes_one_from_its_metadata(cli: Cli, tmp_path: Path) -> None:
+    # OpenInference's LangChain instrumentation writes document.metadata (JSON text), never
+    # document.id; LangChain's loaders put the file in metadata["source"]
+    prefix = "retrieval.documents"
+    retriever: dict[str, Any] = {
+        "openinference.span.kind": "RETRIEVER",
+        f"{prefix}.0.document.content": "first passage",
+        f"{prefix}.0.document.metadata": json.dumps({"source": "a.md", "page": 2}),
+        f"{prefix}.1.document.content": "second passage",
+        f"{prefix}.1.document.metadata": json.dumps({"source": "b.md", "doc_id": "b-7"}),
+        f"{prefix}.2.document.content": "third passage",
+        f"{prefix}.2.document.metadata": "{not json",
+        f"{prefix}.3.document.content": "fourth passage",
+        f"{prefix}.3.document.metadata": json.dumps({"source": "", "page": 1}),
+        f"{prefix}.4.document.id": "e.md",
+        f"{prefix}.4.document.metadata": json.dumps({"source": "other.md"}),
+    }
+    spans = [
+        span(3, 1, attributes={"openinference.span.kind": "CHAIN", "input.value": "Q?"}),
+        span(3, 2, parent=1, start=1, attributes=retriever),
+    ]
+    raw = request(spans)
+    # a metadata map as a kvlistValue (an exporter that keeps maps as maps)
+    raw["resourceSpans"][0]["scopeSpans"][0]["spans"][1]["attributes"].append(
+        {
+            "key": f"{prefix}.5.document.metadata",
+            "value": {"kvlistValue": {"values": [{"key": "id", "value": {"intValue": "42"}}]}},
+        }
+    )
+    path = write_jsonl(tmp_path / "t.jsonl", [raw])
+    _, [case] = imported(cli, tmp_path, path)
+    from pytest_ragproof.metrics.outputs import content_id
+
+    assert case["metadata"]["trace"]["retrieved"] == [
+        {"id": "a.md", "rank": 1, "id_from": "metadata.source"},
+        {"id": "b-7", "rank": 2, "id_from": "metadata.doc_id"},
+        {"id": content_id("third passage"), "rank": 3, "id_from": "content"},
+        {"id": content_id("fourth passage"), "rank": 4, "id_from": "content"},
+        {"id": "e.md", "rank": 5},
+        {"id": "42", "rank": 6, "id_from": "metadata.id"},
+    ]
+
+
 def test_json_input_value_reads_a_question_member(cli: Cli, tmp_path: Path) -> None:
     root = {
         "openinference.span.kind": "CHAIN",
