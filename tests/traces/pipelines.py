@@ -23,9 +23,11 @@ import importlib.util
 import ipaddress
 import json
 import os
+import re
 import socket
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -167,8 +169,8 @@ def install_guard(refused: list[str]) -> None:
             check((host, 0))
         return getaddrinfo(host, *args, **kwargs)
 
-    socket.socket.connect = guarded_connect  # type: ignore[method-assign]
-    socket.socket.connect_ex = guarded_connect_ex  # type: ignore[method-assign]
+    socket.socket.connect = guarded_connect  # type: ignore[method-assign,assignment]
+    socket.socket.connect_ex = guarded_connect_ex  # type: ignore[method-assign,assignment]
     socket.getaddrinfo = guarded_getaddrinfo
 
 
@@ -236,8 +238,8 @@ def llama_index(run: Run, api_base: str) -> None:
     from llama_index.core.chat_engine import CondensePlusContextChatEngine
     from llama_index.core.query_engine import RetrieverQueryEngine
     from llama_index.core.schema import TextNode
-    from llama_index.llms.litellm import LiteLLM
-    from llama_index.retrievers.bm25 import BM25Retriever
+    from llama_index.llms.litellm import LiteLLM  # type: ignore[import-untyped]
+    from llama_index.retrievers.bm25 import BM25Retriever  # type: ignore[import-untyped]
 
     nodes = [TextNode(id_=doc_id, text=text) for doc_id, text in DOCS.items()]
     retriever = BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=2)
@@ -269,7 +271,10 @@ def langchain(run: Run, api_base: str) -> None:
     from langchain_openai import ChatOpenAI
 
     docs = [Document(page_content=t, metadata={"source": i}) for i, t in DOCS.items()]
-    retriever = BM25Retriever.from_documents(docs, k=2)
+    words = re.compile(r"\w+")
+    retriever = BM25Retriever.from_documents(
+        docs, k=2, preprocess_func=lambda text: words.findall(text.lower())
+    )
     llm = ChatOpenAI(model="stub-model", base_url=api_base, api_key="not-a-key")  # type: ignore[arg-type]
     prompt = ChatPromptTemplate.from_messages(
         [
@@ -289,11 +294,8 @@ def langchain(run: Run, api_base: str) -> None:
     history: list[BaseMessage] = []
     pairs: list[tuple[str, str]] = []
     for question in (SINGLE, FIRST, FOLLOW_UP):
-        out = run.turn(
-            question,
-            list(pairs),
-            lambda q=question: chain.invoke({"question": q, "history": list(history)}),
-        )
+        given = {"question": question, "history": list(history)}
+        out = run.turn(question, list(pairs), partial(chain.invoke, given))
         run.turns[-1]["answer"] = out["answer"]
         run.turns[-1]["retrieved"] = [[d.metadata["source"], None] for d in out["context"]]
         if question != SINGLE:
@@ -306,7 +308,7 @@ def genai(run: Run, api_base: str) -> None:
     application span without attributes, then a conversation of two turns."""
     from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
 
-    OpenAIInstrumentor().instrument(
+    OpenAIInstrumentor().instrument(  # type: ignore[no-untyped-call]
         tracer_provider=run.tracer_provider, logger_provider=run.logger_provider
     )
     import openai
@@ -330,7 +332,7 @@ def genai(run: Run, api_base: str) -> None:
     pairs: list[tuple[str, str]] = []
     for q in (FIRST, FOLLOW_UP):
         messages.append({"role": "user", "content": q})
-        answer = run.turn(q, list(pairs), lambda m=list(messages): ask(m))
+        answer = run.turn(q, list(pairs), partial(ask, list(messages)))
         run.turns[-1]["answer"] = answer
         messages.append({"role": "assistant", "content": answer})
         pairs += [("user", q), ("assistant", answer)]
