@@ -300,7 +300,9 @@ def json_messages(raw: Any, role: str | None = None) -> list[tuple[str, str]]:
 _EVENT_ROLES = {"gen_ai.user.message": "user", "gen_ai.assistant.message": "assistant"}
 
 
-def _genai(span: SpanInfo, attrs: Mapping[str, Any], groups: Groups, events: list[Any]) -> None:
+def genai(span: SpanInfo, attrs: Mapping[str, Any], groups: Groups, events: list[Any]) -> None:
+    """The GenAI messages of a span's attributes and events (OTLP JSON events, or
+    ``(name, attributes)`` pairs: log records, ``otel_logs.py``)."""
     if not events and not any(key.startswith("gen_ai.") for key in attrs):
         return
     inputs: list[tuple[str, str]] = []
@@ -314,12 +316,16 @@ def _genai(span: SpanInfo, attrs: Mapping[str, Any], groups: Groups, events: lis
         if _text(msg.get("content")):
             outputs.append((str(msg.get("role") or "assistant"), msg["content"]))
     for event in events:
-        if not isinstance(event, Mapping):
+        if isinstance(event, tuple):
+            name, ev = event
+        elif isinstance(event, Mapping):
+            name, ev = event.get("name"), None
+        else:
             raise SpanShapeError("an event is not an object")
-        name = event.get("name")
         if not isinstance(name, str) or not name.startswith("gen_ai."):
             continue
-        ev = attributes(event.get("attributes"))
+        if ev is None:
+            ev = attributes(event.get("attributes"))
         if name == "gen_ai.client.inference.operation.details":
             inputs += json_messages(ev.get("gen_ai.input.messages"))
             outputs += json_messages(ev.get("gen_ai.output.messages"), "assistant")
@@ -381,7 +387,7 @@ def span_of(raw: Any) -> SpanInfo:
     elif span.kind == "RERANKER":
         span.reranked = _documents(groups, "reranker.output_documents.")
     if span.kind in ("", "LLM"):  # a GenAI span has no OpenInference kind
-        _genai(span, attrs, groups, events)
+        genai(span, attrs, groups, events)
     return span
 
 

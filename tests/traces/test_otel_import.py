@@ -146,6 +146,59 @@ def test_a_document_without_an_id_takes_one_from_its_metadata(cli: Cli, tmp_path
     ]
 
 
+def _logs(records: list[dict[str, Any]]) -> dict[str, Any]:
+    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": "chat"}}]}
+    return {"resourceLogs": [{"resource": resource, "scopeLogs": [{"logRecords": records}]}]}
+
+
+def _any(v: Any) -> dict[str, Any]:
+    """An OTLP AnyValue, a mapping as a kvlistValue (as the SDK writes a log body)."""
+    from tests.traces.otlp import value
+
+    if isinstance(v, dict):
+        return {"kvlistValue": {"values": [{"key": k, "value": _any(x)} for k, x in v.items()]}}
+    return value(v)
+
+
+def _record(trace: int, n: int | None, event: str | None, body: Any, at: int) -> dict[str, Any]:
+    record: dict[str, Any] = {"timeUnixNano": str(T0 + at * 1_000_000), "body": _any(body)}
+    if n is not None:
+        record |= {"traceId": f"{trace:032x}", "spanId": f"{trace:08x}{n:08x}"}
+    if event is not None:
+        record["eventName"] = event
+    return record
+
+
+def test_genai_messages_sent_as_log_records_join_their_span(cli: Cli, tmp_path: Path) -> None:
+    chat = span(4, 2, parent=1, start=1, attributes={"gen_ai.operation.name": "chat"})
+    traces = write_jsonl(tmp_path / "t.jsonl", [request([span(4, 1), chat])])
+    older = _record(4, 2, None, "Who am I?", 3)  # a plain-text body
+    older["attributes"] = [{"key": "event.name", "value": {"stringValue": "gen_ai.user.message"}}]
+    choice = {"message": {"role": "assistant", "content": "Still Ann."}}
+    records = [
+        older,  # an older SDK names the event in an attribute
+        _record(4, 2, "gen_ai.assistant.message", {"content": "Ann."}, 4),
+        _record(4, 2, "gen_ai.user.message", {"content": "And now?"}, 5),
+        _record(4, 2, "app.log", {"content": "ignored"}, 6),
+        _record(4, None, "gen_ai.user.message", {"content": "outside any span"}, 6),
+        _record(4, 2, "gen_ai.choice", choice, 7),
+        _record(5, 1, "gen_ai.user.message", {"content": "Alone?"}, 1),  # no spans
+    ]
+    logs = write_jsonl(tmp_path / "logs.jsonl", [_logs(records[4:]), _logs(records[:4])])
+    _, [case, alone] = imported(cli, tmp_path, logs, traces)
+    assert case["question"] == "And now?"
+    assert case["conversation_history"] == [
+        {"role": "user", "content": "Who am I?"},
+        {"role": "assistant", "content": "Ann."},
+    ]
+    trace = case["metadata"]["trace"]
+    assert trace["answer"] == "Still Ann."
+    assert trace["span_ids"] == {"root": f"{4:08x}{1:08x}", "llm": [f"{4:08x}{2:08x}"]}
+    assert trace["service"] == "rag-api"  # the root's, from the traces
+    assert alone["question"] == "Alone?" and "answer" not in alone["metadata"]["trace"]
+    assert alone["metadata"]["trace"]["service"] == "chat"
+
+
 def test_json_input_value_reads_a_question_member(cli: Cli, tmp_path: Path) -> None:
     root = {
         "openinference.span.kind": "CHAIN",

@@ -226,22 +226,23 @@ def test_openai_sdk_under_genai_conventions_content_on_the_span(
         ("genai-legacy", "gen_ai.user.message"),
     ],
 )
-def test_openai_sdk_content_in_log_records_only(
+def test_openai_sdk_content_in_log_records(
     instrumented: dict[str, Pipeline], cli: Cli, tmp_path: Path, name: str, event: str
 ) -> None:
     run = _ran(instrumented, name)
-    # the messages went to log records, on the chat span's ids ...
+    logs = run.folder / "logs.jsonl"
+    # the messages went to log records on the chat span's ids, not on the span
     records = [
         r
-        for line in read_jsonl(run.folder / "logs.jsonl")
+        for line in read_jsonl(logs)
         for rl in line["resourceLogs"]
         for sl in rl["scopeLogs"]
         for r in sl["logRecords"]
     ]
     assert event in {r.get("eventName") for r in records}
     assert {r["traceId"] for r in records} == {t["trace_id"] for t in run.report["turns"]}
-    # ... so the spans hold no question: every trace is skipped and named, nothing written
-    out = tmp_path / "cases.jsonl"
+    # the traces alone hold no question: every trace is skipped and named, nothing written
+    out = tmp_path / "alone.jsonl"
     ran = cli("import", "--from", "otel", run.traces, "-o", out)
     assert ran.code == 1 and not out.exists()
     said = " ".join((ran.out + ran.err).split())
@@ -249,6 +250,16 @@ def test_openai_sdk_content_in_log_records_only(
     assert "no recognisable question" in said
     assert all(t["trace_id"] in said for t in run.report["turns"])
     assert "Traceback" not in said
+    # with the log records beside them (either order), the same cases as on the span
+    for files in ((run.traces, logs), (logs, run.traces)):
+        out = tmp_path / "cases.jsonl"
+        out.unlink(missing_ok=True)
+        ran = cli("import", "--from", "otel", *files, "-o", out)
+        assert ran.code == 0, ran.err
+        assert "3 read (4 span(s) in 2 file(s)), 3 kept, 0 skipped" in " ".join(ran.out.split())
+        cases = read_jsonl(out)
+        for case, turn in zip(cases, run.report["turns"], strict=True):
+            _check(case, turn, run, pipelines.SERVICE["genai"])
 
 
 def test_the_guard_refuses_addresses_outside_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
