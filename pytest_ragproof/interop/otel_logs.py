@@ -63,6 +63,19 @@ def _time(record: Mapping[str, Any]) -> int:
     return when
 
 
+EVENT_KEYS = (
+    "content",
+    "message",
+    "gen_ai.event.content",
+    "gen_ai.input.messages",
+    "gen_ai.output.messages",
+    "gen_ai.prompt",
+    "gen_ai.completion",
+)
+"""The members of a record (attributes, then its body's) that hold messages: only these
+are kept until the files are read."""
+
+
 def _event(record: Any) -> tuple[str, str, str, dict[str, Any]] | None:
     """(trace id, span id, event name, attributes and body members) of a GenAI record."""
     if not isinstance(record, Mapping):
@@ -81,7 +94,7 @@ def _event(record: Any) -> tuple[str, str, str, dict[str, Any]] | None:
         attrs.update(value)
     elif isinstance(value, str):
         attrs.setdefault("content", value)
-    return trace_id, span_id, name, attrs
+    return trace_id, span_id, name, {k: attrs[k] for k in EVENT_KEYS if k in attrs}
 
 
 class LogRecords:
