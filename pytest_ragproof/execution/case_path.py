@@ -3,8 +3,8 @@
 ``evaluate()`` (:mod:`pytest_ragproof.evaluation`) and the pytest items
 (:mod:`pytest_ragproof.plugin.items`, marker tests in :mod:`pytest_ragproof.plugin.marker`)
 run every case through a :class:`CasePath`, so the two reach the same verdict by the
-same code (``tests/judges/test_one_path.py`` compares them; ``tests/test_architecture.py``
-checks that nothing else calls the steps below):
+same code (``tests/judges/test_one_path.py`` compares the two and checks that nothing
+else in the package calls the steps below):
 
 1. the case's calls, one per repeat (:func:`repeat_keys`): taken from the look-ahead
    when a :class:`~pytest_ragproof.execution.prefetch.Prefetcher` runs ahead (judged as
