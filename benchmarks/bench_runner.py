@@ -249,7 +249,8 @@ def ragproof_work(frozen: Path, table: Path) -> dict[str, float]:
     """
     from pytest_ragproof.dataset.io import load_dataset
     from pytest_ragproof.execution.call import LoopOwner
-    from pytest_ragproof.execution.execute import call_case, finish_case
+    from pytest_ragproof.execution.case_path import CasePath
+    from pytest_ragproof.execution.execute import call_case
     from pytest_ragproof.reporting.components import format_components
     from pytest_ragproof.verdict.config import make_config
     from pytest_ragproof.verdict.gates import (
@@ -274,6 +275,7 @@ def ragproof_work(frozen: Path, table: Path) -> dict[str, float]:
     cases = sorted(cfg.population(ds.cases), key=lambda c: c.id)
     t["load"] = clock() - t0
     loops = LoopOwner()
+    path = CasePath(cfg, loops)  # the per-case path, its concluding step timed as "score"
     records = []
     for case in cases:
         t0 = clock()
@@ -283,7 +285,7 @@ def ragproof_work(frozen: Path, table: Path) -> dict[str, float]:
         t1 = clock()
         outcome = call_case(pipeline, case, cfg, loops)
         t2 = clock()
-        finish_case(record, case, outcome, cfg)
+        path.conclude(record, case, case.id, [outcome])
         t3 = clock()
         records.append(CaseRecord.from_dict(record.to_dict()))
         t4 = clock()

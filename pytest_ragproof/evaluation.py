@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Any
 from pytest_ragproof import defaults
 from pytest_ragproof.dataset.io import Dataset, load_dataset
 from pytest_ragproof.execution.call import LoopOwner, check_signature
-from pytest_ragproof.execution.execute import Outcome, hand_over
+from pytest_ragproof.execution.case_path import CasePath
+from pytest_ragproof.execution.execute import hand_over
 from pytest_ragproof.execution.prefetch import Prefetcher
-from pytest_ragproof.execution.repeat import case_outcomes, finish_repeats, repeat_keys
 from pytest_ragproof.results.document import dumps, write_results
 from pytest_ragproof.verdict.config import RunConfig, make_config
 from pytest_ragproof.verdict.decide import DatasetFacts, RunFacts, decide
@@ -35,7 +35,6 @@ from pytest_ragproof.verdict.summary import fmt_score, threshold_table
 
 if TYPE_CHECKING:
     from pytest_ragproof.execution.evaluating import EvaluatorRunner
-    from pytest_ragproof.execution.execute import Judged
     from pytest_ragproof.execution.judging import JudgeStage
 
 __all__ = ["Results", "evaluate"]
@@ -123,34 +122,30 @@ def _run_pipeline(
     stage: JudgeStage | None,
     evaluators: EvaluatorRunner | None = None,
 ) -> list[CaseRecord]:
+    """Every case through the one per-case path, with every call started ahead at once
+    when the run looks ahead (the pytest items take the same path, one item at a time)."""
     label = str(dataset.source or "<python>")
-    keys = {c.id: repeat_keys(c.id, cfg.repeat) for c in cases}
-    gathered: dict[str, tuple[list[Outcome], list[Judged | None]]] = {}
+    path = CasePath(cfg, loops, stage, evaluators)
     ahead = cfg.lookahead if evaluators is None else cfg.lookahead_with_evaluators()
-    prefetcher = None
     if ahead > 1:
-        prefetcher = Prefetcher(
+        path.prefetcher = Prefetcher(
             cfg,
             cfg.concurrency,
             window=len(cases) * cfg.repeat,
             on_outcome=hand_over(stage, evaluators),
         )
-    try:
-        if prefetcher is not None:
-            prefetcher.submit(((k, c) for c in cases for k in keys[c.id]), pipeline)
-        for c in cases:
-            gathered[c.id] = case_outcomes(c, keys[c.id], pipeline, cfg, loops, stage, prefetcher)
-    finally:
-        if prefetcher is not None:
-            prefetcher.close(cfg.timeout or 5.0)
     records = []
-    for case in cases:
-        record = CaseRecord.for_case(
-            case, dataset=label, nodeid=f"{label}::{case.id}", pipeline=name
-        )
-        outcomes, judged = gathered[case.id]
-        finish_repeats(record, case, outcomes, cfg, judged, evaluators)
-        records.append(record)
+    try:
+        path.run_ahead(((c.id, c) for c in cases), pipeline)
+        for case in cases:
+            record = CaseRecord.for_case(
+                case, dataset=label, nodeid=f"{label}::{case.id}", pipeline=name
+            )
+            path.run(record, case, case.id, pipeline)
+            records.append(record)
+    finally:
+        if path.prefetcher is not None:
+            path.prefetcher.close(cfg.timeout or 5.0)
     return records
 
 

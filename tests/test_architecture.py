@@ -128,7 +128,7 @@ def test_shared_numeric_helpers_are_defined_once() -> None:
 
     shapes = re.compile(
         r"^\s*def _?(percentile|average_ranks|ranks_and_ties|is_binary)\(|"
-        r"all\(\w+ in \(0(\.0)?, 1(\.0)?\) for ",
+        r"all\(\w+ in \(0(\.0)?, 1(\.0)?\) for |any\(\w+ not in \(0(\.0)?, 1(\.0)?\) for ",
         re.MULTILINE,
     )
     found = [

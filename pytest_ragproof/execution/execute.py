@@ -1,8 +1,10 @@
-"""One case from call to verdict, shared by the pytest items and ``evaluate()``.
+"""One call of a case, from the call to its scored record.
 
 ``call_case`` runs the pipeline (sync or async, with the timeout) and returns an
 :class:`Outcome`; ``finish_case`` turns an outcome into a scored
 :class:`~pytest_ragproof.verdict.record.CaseRecord` plus the failure message, if any.
+Both are steps of the one per-case path (:mod:`pytest_ragproof.execution.case_path`),
+which the pytest items and ``evaluate()`` share.
 """
 
 from __future__ import annotations

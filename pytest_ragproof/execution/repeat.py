@@ -11,11 +11,10 @@ call is; :func:`finish_repeats` then folds them into the case's record:
   counts as a repeat that did not pass; ``error`` when no repeat was scored.
 
 The answer and contexts shown are the first scored repeat's. One call (no
-``--ragproof-repeat``) is the case's record as :func:`finish_case` scores it.
-
-This is the one per-case path: the pytest items and ``evaluate()`` both get a
-case's outcomes with :func:`case_outcomes` and conclude it with
-:func:`finish_repeats`, so they agree.
+``--ragproof-repeat``) is the case's record as :func:`finish_case` scores it, so every
+case is concluded here, once or N times called: the last step of the one per-case
+path (:mod:`pytest_ragproof.execution.case_path`), which the pytest items and
+``evaluate()`` both take.
 """
 
 from __future__ import annotations
@@ -23,54 +22,18 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pytest_ragproof.dataset.models import Case
-from pytest_ragproof.execution.execute import Outcome, Verdict, call_case, finish_case
+from pytest_ragproof.execution.execute import Outcome, Verdict, finish_case
 from pytest_ragproof.verdict.config import RunConfig
 from pytest_ragproof.verdict.record import CaseRecord, Failure, sorted_metrics
 
 if TYPE_CHECKING:
-    from pytest_ragproof.execution.call import LoopOwner
     from pytest_ragproof.execution.evaluating import EvaluatorRunner
     from pytest_ragproof.execution.execute import Judged
-    from pytest_ragproof.execution.judging import JudgeStage
-    from pytest_ragproof.execution.prefetch import Prefetcher
 
-__all__ = ["RepeatVerdict", "case_outcomes", "finish_repeats", "repeat_keys"]
-
-
-def repeat_keys(key: str, n: int) -> list[str]:
-    """The prefetch/judging keys of a case's calls: ``key`` itself when it runs once."""
-    return [key] if n == 1 else [f"{key}#r{i}" for i in range(1, n + 1)]
-
-
-def case_outcomes(
-    case: Case,
-    keys: Sequence[str],
-    pipeline: Any,
-    cfg: RunConfig,
-    loops: LoopOwner,
-    stage: JudgeStage | None,
-    prefetcher: Prefetcher | None = None,
-) -> tuple[list[Outcome], list[Judged | None]]:
-    """One outcome and judgement per call of ``case`` (``keys``: :func:`repeat_keys`).
-
-    With a ``prefetcher`` (look-ahead), the calls were submitted to it and judged as they
-    landed: each is collected; without, each is made and judged now, in turn.
-    """
-    __tracebackhide__ = True
-    outcomes: list[Outcome] = []
-    judged: list[Judged | None] = []
-    for key in keys:
-        if prefetcher is None:
-            outcome = call_case(pipeline, case, cfg, loops)
-            judged.append(None if stage is None else stage.judge_now(key, case, outcome))
-        else:
-            outcome = prefetcher.outcome(key)
-            judged.append(None if stage is None else stage.collect(key, outcome))
-        outcomes.append(outcome)
-    return outcomes, judged
+__all__ = ["RepeatVerdict", "finish_repeats"]
 
 
 @dataclass

@@ -14,8 +14,8 @@ import pytest
 
 from pytest_ragproof.errors import EndpointError, PipelineSignatureError
 from pytest_ragproof.execution.call import NotCallableError
+from pytest_ragproof.execution.case_path import CasePath
 from pytest_ragproof.execution.execute import Outcome, hand_over
-from pytest_ragproof.execution.repeat import case_outcomes, finish_repeats, repeat_keys
 from pytest_ragproof.plugin.collect import XFAIL_TAG_REASON
 from pytest_ragproof.plugin.refs import case_ref, property_name
 from pytest_ragproof.plugin.state import RunState
@@ -23,8 +23,8 @@ from pytest_ragproof.verdict.record import CaseRecord, sorted_metrics
 
 if TYPE_CHECKING:
     from pytest_ragproof.execution.evaluating import EvaluatorRunner
-    from pytest_ragproof.execution.execute import Judged
     from pytest_ragproof.execution.judging import JudgeStage
+    from pytest_ragproof.execution.repeat import RepeatVerdict
     from pytest_ragproof.plugin.collect import CaseItem
 
 
@@ -48,29 +48,17 @@ class ItemHooks(RunState):
         __tracebackhide__ = True
         record = self.new_record(item)
         self.running[item.nodeid] = record
-        stage = self.judging(item)
-        evaluators = self.evaluator_runner(item)
-        prefetcher = self.ahead.prefetcher_for(
-            item, hand_over(stage, evaluators), evaluators=evaluators is not None
+        path = self.case_path(item)
+        path.prefetcher = self.ahead.prefetcher_for(
+            item, hand_over(path.stage, path.evaluators), evaluators=path.evaluators is not None
         )
-        n = self.cfg.repeat
-        if prefetcher is not None:
-            # Each repeat is a submission of its own, so a case's repeats run concurrently.
-            upcoming = self.ahead.upcoming(item, prefetcher.window)
-            prefetcher.submit(
-                [(key, case) for nodeid, case in upcoming for key in repeat_keys(nodeid, n)],
-                pipeline,
-            )
-        outcomes, judged = case_outcomes(
-            item.case,
-            repeat_keys(item.nodeid, n),
-            pipeline,
-            self.cfg,
-            self.loops,
-            stage,
-            prefetcher,
-        )
-        self.conclude(item, record, outcomes, judged, judged_already=True)
+        if path.prefetcher is not None:
+            path.run_ahead(self.ahead.upcoming(item, path.prefetcher.window), pipeline)
+        self._report(item, record, path.run(record, item.case, item.nodeid, pipeline))
+
+    def case_path(self, item: pytest.Item) -> CasePath:
+        """The one per-case path (``evaluate()`` takes it too) with this run's stages."""
+        return CasePath(self.cfg, self.loops, self.judging(item), self.evaluator_runner(item))
 
     def judging(self, item: pytest.Item) -> JudgeStage | None:
         return self.scorers.judging(item)
@@ -78,31 +66,20 @@ class ItemHooks(RunState):
     def evaluator_runner(self, item: pytest.Item) -> EvaluatorRunner | None:
         return self.scorers.evaluator_runner(item)
 
-    def conclude(
-        self,
-        item: pytest.Item,
-        record: CaseRecord,
-        outcomes: Sequence[Outcome],
-        judged: Sequence[Judged | None] = (),
-        *,
-        judged_already: bool = False,
-    ) -> None:
-        """Score a case's outcomes (one per repeat), attach metrics, fail the item if due."""
+    def conclude(self, item: pytest.Item, record: CaseRecord, outcomes: Sequence[Outcome]) -> None:
+        """Judge and score the calls a marked test made (one per repeat), as :meth:`run_case`
+        does its own, then report the case."""
         __tracebackhide__ = True
         ref = case_ref(item)
         assert ref is not None
-        if not judged_already:
-            stage = self.judging(item)
-            keys = repeat_keys(item.nodeid, len(outcomes))
-            judged = [
-                None if stage is None else stage.judge_now(key, ref.case, outcome)
-                for key, outcome in zip(keys, outcomes, strict=True)
-            ]
-        judgements = list(judged) or [None] * len(outcomes)
-        evaluators = self.evaluator_runner(item)
-        # A repeat's error speaks only when no repeat was scored; otherwise it is a repeat
-        # that did not pass, named in the case's message.
-        concluded = finish_repeats(record, ref.case, outcomes, self.cfg, judgements, evaluators)
+        path = self.case_path(item)
+        self._report(item, record, path.conclude(record, ref.case, item.nodeid, outcomes))
+
+    def _report(self, item: pytest.Item, record: CaseRecord, concluded: RepeatVerdict) -> None:
+        """Attach the concluded case's metrics to the item and fail it if due."""
+        __tracebackhide__ = True
+        ref = case_ref(item)
+        assert ref is not None
         if not self.entries_read:
             record.drop_entry_only()
         verdict, decisive = concluded.verdict, concluded.decisive
@@ -116,6 +93,8 @@ class ItemHooks(RunState):
             self._stop_work_ahead()
             item.session.shouldstop = "ragproof: the judge model cannot be called"
             pytest.fail(verdict.message or "ragproof: the judge model cannot be called", False)
+        # A repeat's error speaks only when no repeat was scored; otherwise it is a repeat
+        # that did not pass, named in the case's message.
         error = None if decisive is None else decisive.error
         if isinstance(error, PipelineSignatureError):
             # The same for every case: say it once and stop the run.

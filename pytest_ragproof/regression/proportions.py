@@ -30,6 +30,7 @@ import math
 from collections.abc import Sequence
 from statistics import NormalDist
 
+from pytest_ragproof.numeric import is_binary
 from pytest_ragproof.regression.stats import MeanInterval
 
 __all__ = ["paired_proportion_interval"]
@@ -57,7 +58,7 @@ def paired_proportion_interval(
         raise ValueError("level must be strictly between 0 and 1")
     if len(before) != len(after):
         raise ValueError("before and after must pair up")
-    if any(v not in (0, 1) for v in (*before, *after)):
+    if not is_binary((*before, *after)):
         raise ValueError("paired proportions need values that are 0 or 1")
     n = len(before)
     if n < 2:
