@@ -15,6 +15,8 @@ SOURCE_MATCH = "chunk"  # or "document"
 INJECTION_DELIVERY = "append"  # or "none"
 ABSTAIN_LANGUAGE = "en"
 CONCURRENCY = 1
+SHARD_OTHERS = "first"  # or "all": where the tests that are not cases run (--ragproof-shard)
+COMPONENTS = "on"  # or "off": the component scores table of the summary
 REPEAT = 1  # pipeline calls per case (--ragproof-repeat)
 MIN_PASS_RATE = 1.0  # share of a case's repeats that must pass (--ragproof-min-pass-rate)
 JUDGE_CONCURRENCY = 8  # judge calls in flight per process (--ragproof-judge-concurrency)
@@ -65,3 +67,6 @@ def k_text(ks: tuple[int, ...] = K) -> str:
 #: How structured replies may be asked for (``--ragproof-judge-response-format``,
 #: ``ragproof generate --response-format``; llm.config and llm.probe say what each does).
 RESPONSE_FORMATS = ("auto", "json_schema", "json_object_schema", "json_object", "prompt")
+RESPONSE_FORMAT = "auto"
+#: Where judge instructions go: ``system`` messages or ``user`` (the first user message).
+JUDGE_INSTRUCTIONS = "system"

@@ -27,7 +27,7 @@ from pytest_ragproof.execution.execute import Outcome, hand_over
 from pytest_ragproof.execution.prefetch import Prefetcher
 from pytest_ragproof.execution.repeat import case_outcomes, finish_repeats, repeat_keys
 from pytest_ragproof.results.document import dumps, write_results
-from pytest_ragproof.verdict.config import RunConfig, make_config
+from pytest_ragproof.verdict.config import RunConfig, baseline_from, make_config
 from pytest_ragproof.verdict.decide import DatasetFacts, RunFacts, decide
 from pytest_ragproof.verdict.gates import ThresholdResult
 from pytest_ragproof.verdict.record import CaseRecord
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from pytest_ragproof.execution.evaluating import EvaluatorRunner
     from pytest_ragproof.execution.execute import Judged
     from pytest_ragproof.execution.judging import JudgeStage
+    from pytest_ragproof.verdict.baseline import BaselineSettings
 
 __all__ = ["Results", "evaluate"]
 
@@ -154,6 +155,39 @@ def _run_pipeline(
     return records
 
 
+#: evaluate()'s own keywords, not options of the table.
+_OWN = frozenset({"dataset", "pipeline", "pipeline_name", "judge_inputs", "evaluators", "options"})
+
+
+def _config(
+    given: Mapping[str, Any], more: Mapping[str, Any]
+) -> tuple[RunConfig, BaselineSettings | None]:
+    """The run's settings from evaluate()'s keywords, read by the option table: each
+    option with an ``api`` name takes that keyword's value (``more``: the keywords of
+    options not spelled out in the signature)."""
+    from pytest_ragproof.verdict.option_table import OPTIONS
+
+    declared = {o.api: o for o in OPTIONS if o.api is not None}
+    for key in more:
+        if key not in declared or key in given:
+            raise TypeError(f"evaluate() got an unexpected keyword argument '{key}'")
+    values = {**{k: v for k, v in given.items() if k not in _OWN}, **more}
+    run: dict[str, Any] = {}
+    kept: dict[str, Any] = {}
+    for api, o in declared.items():
+        if api not in values:
+            continue
+        if o.group == "baseline":
+            kept[str(o.keyword)] = values[api]
+        elif o.keyword is not None:
+            run[o.keyword] = values[api]
+    base_settings = None
+    path = kept.pop("baseline", None)
+    if path is not None:
+        base_settings = baseline_from(Path(path).resolve(), str(path), kept)
+    return make_config(baseline=base_settings, **run), base_settings
+
+
 def evaluate(
     dataset: Dataset | str | os.PathLike[str] | Iterable[Mapping[str, Any]],
     pipeline: Callable[..., Any] | Mapping[str, Callable[..., Any]],
@@ -197,6 +231,7 @@ def evaluate(
     cache_dir: str | os.PathLike[str] | None = None,
     cache: bool = True,
     evaluators: Sequence[Any] = (),
+    **options: Any,
 ) -> Results:
     """Run ``pipeline`` over the dataset's cases and score them as the pytest plugin does.
 
@@ -217,53 +252,12 @@ def evaluate(
     question, ``history`` and ``case`` without a default) raises
     :class:`~pytest_ragproof.errors.PipelineSignatureError` (a ``ConfigError``)
     before any case runs.
-    """
-    base_settings = None
-    if baseline is not None:
-        from pytest_ragproof.verdict.baseline import baseline_settings
 
-        base_settings = baseline_settings(
-            Path(baseline).resolve(),
-            shown=str(baseline),
-            update=baseline_update,
-            tolerances=regression_tolerances,
-            alpha=regression_alpha,
-            allow_dataset_change=baseline_allow_dataset_change,
-            fail_on_case_regression=fail_on_case_regression,
-        )
-    cfg = make_config(
-        k=k,
-        source_match=source_match,
-        kinds=kinds,
-        splits=splits,
-        tags=tags,
-        case_thresholds=case_thresholds,
-        aggregate_thresholds=thresholds,
-        timeout=timeout,
-        injection_delivery=injection_delivery,
-        abstain_language=abstain_language,
-        abstain_patterns=abstain_patterns,
-        concurrency=concurrency,
-        repeat=repeat,
-        min_pass_rate=min_pass_rate,
-        redact=redact,
-        baseline=base_settings,
-        judges=judges,
-        judge_model=judge_model,
-        judge_api_base=judge_api_base,
-        judge_concurrency=judge_concurrency,
-        evaluator_concurrency=evaluator_concurrency,
-        judge_budget_usd=judge_budget_usd,
-        judge_max_calls=judge_max_calls,
-        judge_dry_run=judge_dry_run,
-        judge_response_format=judge_response_format,
-        judge_timeout=judge_timeout,
-        judge_retries=judge_retries,
-        judge_max_tokens=judge_max_tokens,
-        judge_instructions=judge_instructions,
-        cache_dir=None if cache_dir is None else str(cache_dir),
-        cache=cache,
-    )
+    Each keyword above that sets an option is that option's entry of the option table
+    (:mod:`pytest_ragproof.verdict.option_table`, its ``api`` name); ``options`` takes the
+    keyword of an option declared there and not spelled out above.
+    """
+    cfg, base_settings = _config(locals(), options)
     stage: JudgeStage | None = None
     if cfg.judges is not None:
         from pytest_ragproof.execution.judging import JudgeStage, check_available
