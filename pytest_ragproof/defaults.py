@@ -1,10 +1,10 @@
 """Every default of a run's settings, defined once.
 
-The option table (:mod:`pytest_ragproof.plugin.options`), the settings parser
-(:func:`pytest_ragproof.verdict.config.make_config`), ``evaluate()``, the judge and
-LLM client settings, ``judge-check`` and the baseline settings read their defaults
-from here; tests/test_defaults.py finds a figure written anywhere else. Imports
-nothing: the option table loads in every pytest run.
+The option table (:mod:`pytest_ragproof.verdict.option_table`, which the pytest
+options, ``make_config``, ``evaluate()`` and ``ragproof merge`` read), the judge and
+LLM client settings, ``judge-check``, the generation and ingest commands and the
+baseline settings read their defaults from here; tests/test_defaults.py finds a figure
+written anywhere else. Imports nothing: the option table loads in every pytest run.
 """
 
 from __future__ import annotations
@@ -68,5 +68,7 @@ def k_text(ks: tuple[int, ...] = K) -> str:
 #: ``ragproof generate --response-format``; llm.config and llm.probe say what each does).
 RESPONSE_FORMATS = ("auto", "json_schema", "json_object_schema", "json_object", "prompt")
 RESPONSE_FORMAT = "auto"
-#: Where judge instructions go: ``system`` messages or ``user`` (the first user message).
+#: Where instructions go: ``system`` messages, or ``user`` (folded into the first user
+#: message; ``--ragproof-judge-instructions``).
+INSTRUCTION_PLACES = ("system", "user")
 JUDGE_INSTRUCTIONS = "system"

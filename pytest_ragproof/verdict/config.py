@@ -46,8 +46,8 @@ class RunConfig:
     components: bool = True  # print the component scores table (--ragproof-components)
     # --ragproof-repeat: pipeline calls per case; a case passes when the share of its
     # repeats that passed is at least min_pass_rate (see execution/repeat.py).
-    repeat: int = 1
-    min_pass_rate: float = 1.0
+    repeat: int = defaults.REPEAT
+    min_pass_rate: float = defaults.MIN_PASS_RATE
     # --ragproof-baseline and the regression options, parsed once (None: no baseline).
     baseline: BaselineSettings | None = None
     # The LLM judges this run asked for (None: no judge runs, nothing LLM is imported).

@@ -135,7 +135,7 @@ JUDGE_OPTIONS: tuple[Option, ...] = (
         keyword="judge_instructions",
         api="judge_instructions",
         field="judges.instructions",
-        parse=one_of(("system", "user"), listed="system or user"),
+        parse=one_of(defaults.INSTRUCTION_PLACES, listed="system or user"),
     ),
     Option(
         "judge_timeout",
