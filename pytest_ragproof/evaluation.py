@@ -27,7 +27,7 @@ from pytest_ragproof.execution.execute import Outcome, hand_over
 from pytest_ragproof.execution.prefetch import Prefetcher
 from pytest_ragproof.execution.repeat import case_outcomes, finish_repeats, repeat_keys
 from pytest_ragproof.results.document import dumps, write_results
-from pytest_ragproof.verdict.config import RunConfig, baseline_from, make_config
+from pytest_ragproof.verdict.config import RunConfig, keyword_config
 from pytest_ragproof.verdict.decide import DatasetFacts, RunFacts, decide
 from pytest_ragproof.verdict.gates import ThresholdResult
 from pytest_ragproof.verdict.record import CaseRecord
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from pytest_ragproof.execution.evaluating import EvaluatorRunner
     from pytest_ragproof.execution.execute import Judged
     from pytest_ragproof.execution.judging import JudgeStage
-    from pytest_ragproof.verdict.baseline import BaselineSettings
 
 __all__ = ["Results", "evaluate"]
 
@@ -155,39 +154,6 @@ def _run_pipeline(
     return records
 
 
-#: evaluate()'s own keywords, not options of the table.
-_OWN = frozenset({"dataset", "pipeline", "pipeline_name", "judge_inputs", "evaluators", "options"})
-
-
-def _config(
-    given: Mapping[str, Any], more: Mapping[str, Any]
-) -> tuple[RunConfig, BaselineSettings | None]:
-    """The run's settings from evaluate()'s keywords, read by the option table: each
-    option with an ``api`` name takes that keyword's value (``more``: the keywords of
-    options not spelled out in the signature)."""
-    from pytest_ragproof.verdict.option_table import OPTIONS
-
-    declared = {o.api: o for o in OPTIONS if o.api is not None}
-    for key in more:
-        if key not in declared or key in given:
-            raise TypeError(f"evaluate() got an unexpected keyword argument '{key}'")
-    values = {**{k: v for k, v in given.items() if k not in _OWN}, **more}
-    run: dict[str, Any] = {}
-    kept: dict[str, Any] = {}
-    for api, o in declared.items():
-        if api not in values:
-            continue
-        if o.group == "baseline":
-            kept[str(o.keyword)] = values[api]
-        elif o.keyword is not None:
-            run[o.keyword] = values[api]
-    base_settings = None
-    path = kept.pop("baseline", None)
-    if path is not None:
-        base_settings = baseline_from(Path(path).resolve(), str(path), kept)
-    return make_config(baseline=base_settings, **run), base_settings
-
-
 def evaluate(
     dataset: Dataset | str | os.PathLike[str] | Iterable[Mapping[str, Any]],
     pipeline: Callable[..., Any] | Mapping[str, Callable[..., Any]],
@@ -257,7 +223,7 @@ def evaluate(
     (:mod:`pytest_ragproof.verdict.option_table`, its ``api`` name); ``options`` takes the
     keyword of an option declared there and not spelled out above.
     """
-    cfg, base_settings = _config(locals(), options)
+    cfg, base_settings = keyword_config(locals(), options, "evaluate()")
     stage: JudgeStage | None = None
     if cfg.judges is not None:
         from pytest_ragproof.execution.judging import JudgeStage, check_available

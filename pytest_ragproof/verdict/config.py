@@ -145,6 +145,31 @@ def make_config(*, baseline: BaselineSettings | None = None, **given: Any) -> Ru
     return RunConfig(**known_fields, judges=judge_settings, baseline=baseline, extra=extra)
 
 
+def keyword_config(
+    given: Mapping[str, Any], more: Mapping[str, Any], caller: str
+) -> tuple[RunConfig, BaselineSettings | None]:
+    """The settings of a call's keywords, by the option table: each option with an
+    ``api`` name (``evaluate()``'s keyword) takes that keyword's value from ``given``
+    (the call's named parameters; the others are the caller's own) or ``more`` (its
+    ``**options``, which may only name options not spelled out); ``baseline``, a path
+    relative to the current folder, brings the baseline options."""
+    from pytest_ragproof.verdict.option_table import OPTIONS
+
+    declared = {o.api: o for o in OPTIONS if o.api is not None}
+    for key in more:
+        if key not in declared or key in given:
+            raise TypeError(f"{caller} got an unexpected keyword argument '{key}'")
+    values = {**given, **more}
+    run: dict[str, Any] = {}
+    kept: dict[str, Any] = {}
+    for api, o in declared.items():
+        if api in values and o.keyword is not None:
+            (kept if o.group == "baseline" else run)[o.keyword] = values[api]
+    path = kept.pop("baseline", None)
+    baseline = None if path is None else baseline_from(Path(path).resolve(), str(path), kept)
+    return make_config(baseline=baseline, **run), baseline
+
+
 def baseline_from(path: Path, shown: str, given: Mapping[str, Any]) -> BaselineSettings:
     """The baseline settings of the baseline options' keywords (``regression_alpha``...),
     validated; ``path`` is the baseline file, ``shown`` as the user wrote it."""
