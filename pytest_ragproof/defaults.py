@@ -1,10 +1,10 @@
 """Every default of a run's settings, defined once.
 
-The option table (:mod:`pytest_ragproof.plugin.options`), the settings parser
-(:func:`pytest_ragproof.verdict.config.make_config`), ``evaluate()``, the judge and
-LLM client settings, ``judge-check`` and the baseline settings read their defaults
-from here; tests/test_defaults.py finds a figure written anywhere else. Imports
-nothing: the option table loads in every pytest run.
+The option table (:mod:`pytest_ragproof.verdict.option_table`, which the pytest
+options, ``make_config``, ``evaluate()`` and ``ragproof merge`` read), the judge and
+LLM client settings, ``judge-check``, the generation and ingest commands and the
+baseline settings read their defaults from here; tests/test_defaults.py finds a figure
+written anywhere else. Imports nothing: the option table loads in every pytest run.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ SOURCE_MATCH = "chunk"  # or "document"
 INJECTION_DELIVERY = "append"  # or "none"
 ABSTAIN_LANGUAGE = "en"
 CONCURRENCY = 1
+SHARD_OTHERS = "first"  # or "all": where the tests that are not cases run (--ragproof-shard)
+COMPONENTS = "on"  # or "off": the component scores table of the summary
 REPEAT = 1  # pipeline calls per case (--ragproof-repeat)
 MIN_PASS_RATE = 1.0  # share of a case's repeats that must pass (--ragproof-min-pass-rate)
 JUDGE_CONCURRENCY = 8  # judge calls in flight per process (--ragproof-judge-concurrency)
@@ -65,3 +67,8 @@ def k_text(ks: tuple[int, ...] = K) -> str:
 #: How structured replies may be asked for (``--ragproof-judge-response-format``,
 #: ``ragproof generate --response-format``; llm.config and llm.probe say what each does).
 RESPONSE_FORMATS = ("auto", "json_schema", "json_object_schema", "json_object", "prompt")
+RESPONSE_FORMAT = "auto"
+#: Where instructions go: ``system`` messages, or ``user`` (folded into the first user
+#: message; ``--ragproof-judge-instructions``).
+INSTRUCTION_PLACES = ("system", "user")
+JUDGE_INSTRUCTIONS = "system"

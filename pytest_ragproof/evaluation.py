@@ -27,7 +27,7 @@ from pytest_ragproof.execution.case_path import CasePath
 from pytest_ragproof.execution.execute import hand_over
 from pytest_ragproof.execution.prefetch import Prefetcher
 from pytest_ragproof.results.document import dumps, write_results
-from pytest_ragproof.verdict.config import RunConfig, make_config
+from pytest_ragproof.verdict.config import RunConfig, keyword_config
 from pytest_ragproof.verdict.decide import DatasetFacts, RunFacts, decide
 from pytest_ragproof.verdict.gates import ThresholdResult
 from pytest_ragproof.verdict.record import CaseRecord
@@ -183,15 +183,16 @@ def evaluate(
     judge_budget_usd: float | None = None,
     judge_max_calls: int | None = None,
     judge_dry_run: bool = False,
-    judge_response_format: str = "auto",
+    judge_response_format: str = defaults.RESPONSE_FORMAT,
     judge_timeout: float | None = None,
     judge_retries: int | None = None,
     judge_max_tokens: int | None = None,
-    judge_instructions: str = "system",
+    judge_instructions: str = defaults.JUDGE_INSTRUCTIONS,
     judge_inputs: Callable[[Any, Any], Mapping[str, Any]] | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
     cache: bool = True,
     evaluators: Sequence[Any] = (),
+    **options: Any,
 ) -> Results:
     """Run ``pipeline`` over the dataset's cases and score them as the pytest plugin does.
 
@@ -212,53 +213,12 @@ def evaluate(
     question, ``history`` and ``case`` without a default) raises
     :class:`~pytest_ragproof.errors.PipelineSignatureError` (a ``ConfigError``)
     before any case runs.
-    """
-    base_settings = None
-    if baseline is not None:
-        from pytest_ragproof.verdict.baseline import baseline_settings
 
-        base_settings = baseline_settings(
-            Path(baseline).resolve(),
-            shown=str(baseline),
-            update=baseline_update,
-            tolerances=regression_tolerances,
-            alpha=regression_alpha,
-            allow_dataset_change=baseline_allow_dataset_change,
-            fail_on_case_regression=fail_on_case_regression,
-        )
-    cfg = make_config(
-        k=k,
-        source_match=source_match,
-        kinds=kinds,
-        splits=splits,
-        tags=tags,
-        case_thresholds=case_thresholds,
-        aggregate_thresholds=thresholds,
-        timeout=timeout,
-        injection_delivery=injection_delivery,
-        abstain_language=abstain_language,
-        abstain_patterns=abstain_patterns,
-        concurrency=concurrency,
-        repeat=repeat,
-        min_pass_rate=min_pass_rate,
-        redact=redact,
-        baseline=base_settings,
-        judges=judges,
-        judge_model=judge_model,
-        judge_api_base=judge_api_base,
-        judge_concurrency=judge_concurrency,
-        evaluator_concurrency=evaluator_concurrency,
-        judge_budget_usd=judge_budget_usd,
-        judge_max_calls=judge_max_calls,
-        judge_dry_run=judge_dry_run,
-        judge_response_format=judge_response_format,
-        judge_timeout=judge_timeout,
-        judge_retries=judge_retries,
-        judge_max_tokens=judge_max_tokens,
-        judge_instructions=judge_instructions,
-        cache_dir=None if cache_dir is None else str(cache_dir),
-        cache=cache,
-    )
+    Each keyword above that sets an option is that option's entry of the option table
+    (:mod:`pytest_ragproof.verdict.option_table`, its ``api`` name); ``options`` takes the
+    keyword of an option declared there and not spelled out above.
+    """
+    cfg, base_settings = keyword_config(locals(), options, "evaluate()")
     stage: JudgeStage | None = None
     if cfg.judges is not None:
         from pytest_ragproof.execution.judging import JudgeStage, check_available

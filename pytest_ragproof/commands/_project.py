@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import argparse
 
     from pytest_ragproof.verdict.merge import Gates
+    from pytest_ragproof.verdict.options import Option
 
 __all__ = ["ProjectIni", "add_gate_arguments", "find_project_ini", "gates_of"]
 
@@ -121,31 +122,26 @@ def find_project_ini(start: Path, given: Path | None = None) -> ProjectIni:
     return ProjectIni(None)
 
 
-# The options a verdict depends on, as --ragproof-NAME and ini ragproof_NAME (docs/ci.md):
-# (name, repeatable, a flag, metavar, help).
-_GATE_OPTIONS: tuple[tuple[str, bool, bool, str | None, str], ...] = (
-    ("case_threshold", True, False, "EXPR", "per-case threshold, e.g. 'qa:hit@5>=1' (repeatable)"),
-    (
-        "aggregate_threshold",
-        True,
-        False,
-        "EXPR",
-        "aggregate threshold, e.g. 'qa:recall@5>=0.9' (repeatable)",
-    ),
-    ("xfail_tag", True, False, "TAG", "cases with this tag are expected to fail (repeatable)"),
-    ("min_pass_rate", False, False, "RATE", "share of repeats a case must pass"),
-    ("baseline", False, False, "PATH", "the baseline results file the run compares with"),
-    (
-        "baseline_allow_dataset_change",
-        False,
-        True,
-        None,
-        "compare with a baseline of another dataset version",
-    ),
-    ("regression_tolerance", True, False, "EXPR", "allowed drop '[SELECTOR:]METRIC=DELTA'"),
-    ("regression_alpha", False, False, "ALPHA", "significance level of the paired tests"),
-    ("fail_on_case_regression", False, True, None, "fail when any case regressed"),
+# The options a verdict depends on (docs/ci.md), declared in the option table
+# (pytest_ragproof.verdict.option_table): flag, ini key, repeatable or a flag, metavar, help.
+_GATE_NAMES = (
+    "case_threshold",
+    "aggregate_threshold",
+    "xfail_tag",
+    "min_pass_rate",
+    "baseline",
+    "baseline_allow_dataset_change",
+    "regression_tolerance",
+    "regression_alpha",
+    "fail_on_case_regression",
 )
+
+
+def _gate_options() -> list[Option]:
+    from pytest_ragproof.verdict.option_table import by_name
+
+    table = by_name()
+    return [table[name] for name in _GATE_NAMES]
 
 
 def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
@@ -159,13 +155,13 @@ def add_gate_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="the pytest configuration file to read (default: found as pytest finds it)",
     )
-    for name, multiple, flag, metavar, text in _GATE_OPTIONS:
-        cli = "--ragproof-" + name.replace("_", "-")
-        if flag:
-            group.add_argument(cli, dest=name, action="store_true", default=None, help=text)
+    for o in _gate_options():
+        text = o.help.replace("%", "%%")  # argparse formats help texts with %
+        if o.flag:
+            group.add_argument(o.cli, dest=o.name, action="store_true", default=None, help=text)
         else:
-            action = "append" if multiple else "store"
-            group.add_argument(cli, dest=name, action=action, metavar=metavar, help=text)
+            action = "append" if o.multiple else "store"
+            group.add_argument(o.cli, dest=o.name, action=action, metavar=o.metavar, help=text)
 
 
 def gates_of(args: argparse.Namespace, start: Path) -> Gates:
@@ -186,13 +182,15 @@ def gates_of(args: argparse.Namespace, start: Path) -> Gates:
         if cli is not None:
             used_cli = True
             return list(cli) if multiple else cli
-        key = "ragproof_" + name
+        key = by_name[name].ini
         found = ini.linelist(key) if multiple else ini.flag(key) if flag else ini.string(key)
         if found is not None:
             used_ini = True
         return found
 
-    got = {n: value(n, m, f) for n, m, f, _, _ in _GATE_OPTIONS}
+    gate_options = _gate_options()
+    by_name = {o.name: o for o in gate_options}
+    got = {o.name: value(o.name, o.multiple, o.flag) for o in gate_options}
     where = [str(ini.path.name)] if used_ini and ini.path is not None else []
     if used_cli:
         where.append("the command line")

@@ -12,6 +12,7 @@ from pytest_ragproof.metrics import (
     score_case,
     would_match_by_document,
 )
+from pytest_ragproof.metrics.judged import JUDGE_SPECS
 from pytest_ragproof.metrics.outputs import content_id
 from pytest_ragproof.verdict.config import RunConfig
 from pytest_ragproof.verdict.record import CaseRecord, Failure, sorted_metrics
@@ -164,16 +165,9 @@ def failure_message(record: CaseRecord, case: Case, output: PipelineOutput, cfg:
 
 
 #: Per judge: the lists of items in its reasons, each item's text key, and the verdicts
-#: that lowered the score.
+#: that lowered the score (the judge registry's ``lowered_by``).
 _LOWERING: dict[str, tuple[tuple[str, str, str], ...]] = {
-    "faithfulness": (("claims", "claim", "unsupported"),),
-    "answer_relevancy": (("statements", "statement", "irrelevant"),),
-    "answer_correctness": (
-        ("answer_claims", "claim", "not in reference"),
-        ("reference_claims", "claim", "missing from answer"),
-    ),
-    "context_recall": (("reference_claims", "claim", "not attributed"),),
-    "context_relevance": (("contexts", "context", "irrelevant"),),
+    s.name: s.lowered_by for s in JUDGE_SPECS if s.lowered_by
 }
 _REASONS_SHOWN = 3
 

@@ -108,7 +108,7 @@ class JudgeSettings:
     budget_usd: float | None = None
     max_calls: int | None = None
     dry_run: bool = False
-    response_format: str = "auto"
+    response_format: str = defaults.RESPONSE_FORMAT
     cache_dir: str | None = None
     cache: bool = True
     timeout_s: float = defaults.LLM_TIMEOUT_S
@@ -116,7 +116,7 @@ class JudgeSettings:
     #: Completion budget of every judge call; None: each step's own (llm.request).
     max_tokens: int | None = None
     #: ``system`` or ``user``: where the judge instructions go (llm.config).
-    instructions: str = "system"
+    instructions: str = defaults.JUDGE_INSTRUCTIONS
 
     def settings(self) -> dict[str, object]:
         """What the results document records (no secrets: keys come from the environment).
@@ -131,6 +131,6 @@ class JudgeSettings:
         }
         if self.max_tokens is not None:
             out["judge_max_tokens"] = self.max_tokens
-        if self.instructions != "system":
+        if self.instructions != defaults.JUDGE_INSTRUCTIONS:
             out["judge_instructions"] = self.instructions
         return out

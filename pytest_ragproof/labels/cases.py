@@ -27,6 +27,7 @@ from pytest_ragproof.labels.model import (
     Label,
     now,
 )
+from pytest_ragproof.metrics.judged import JUDGE_SPECS
 
 __all__ = [
     "BINARY_METRICS",
@@ -39,8 +40,9 @@ __all__ = [
     "label_for",
 ]
 
-#: Judged metrics whose judge gives a yes/no verdict (0 or 1); the others are fractions.
-BINARY_METRICS = frozenset({"abstained_judged", "injection_resisted_judged"})
+#: Judged metrics whose judge gives a yes/no verdict (0 or 1); the others are fractions
+#: (the judge registry's categorical judges, pytest_ragproof.metrics.judged).
+BINARY_METRICS = frozenset(s.name for s in JUDGE_SPECS if s.categories is not None)
 
 MetricKind = Literal["binary", "graded"]
 

@@ -66,7 +66,7 @@ LABELLED_METRICS = tuple(s.name for s in JUDGE_SPECS)
 #: judge's score both read as yes from 0.5), so on ``abstained_judged`` yes is a refusal.
 VERDICT_MEANINGS: dict[str, tuple[str, str]] = {s.name: (s.yes, s.no) for s in JUDGE_SPECS}
 #: The metrics whose judgement lists claims a label may overrule, and that list's key.
-CLAIM_METRICS = {"faithfulness": "claims"}
+CLAIM_METRICS = {s.name: s.claims_key for s in JUDGE_SPECS if s.claims_key is not None}
 CLAIM_VERDICTS = ("supported", "unsupported")
 
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")

@@ -53,11 +53,11 @@ class LLMConfig:
     #: ``json_object_schema`` (llama-cpp-python's JSON mode with a schema, plus the schema
     #: in the prompt), ``json_object`` (OpenAI JSON mode plus the schema in the prompt) or
     #: ``prompt`` (the schema in the prompt only).
-    response_format: str = "auto"
+    response_format: str = defaults.RESPONSE_FORMAT
     #: Where instructions go: ``system`` (system messages, as written) or ``user`` (every
     #: system message folded into the first user message, for chat templates that drop
     #: system messages, e.g. llama-cpp-python's ``--chat_format gemma``).
-    instructions: str = "system"
+    instructions: str = defaults.JUDGE_INSTRUCTIONS
     extra_params: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -107,7 +107,7 @@ class LLMConfig:
 
 
 RESPONSE_FORMATS = defaults.RESPONSE_FORMATS
-INSTRUCTION_PLACES = ("system", "user")
+INSTRUCTION_PLACES = defaults.INSTRUCTION_PLACES
 
 #: Parameters that would put secrets into our objects, cache keys or logs.
 _SECRET_PARAMS = frozenset({"api_key", "headers", "extra_headers", "azure_ad_token"})

@@ -3,11 +3,14 @@
 A judge is named by the metric it produces. Its entry says which module under
 ``pytest_ragproof.judges`` holds it (prompt step, schema, scoring), the case kinds it
 applies to, what it needs, how the metric is described, shown and exported, what a
-person's yes and no mean when labelling it, and the side metrics it also reports.
+person's yes and no mean when labelling it, the side metrics it also reports, which
+items of its reasons lowered a score and which claims a label may overrule.
 Adding a judge is its module plus one entry here: the judge names and kinds
 (:mod:`pytest_ragproof.judges`), the engine's modules (``judges/engine.py``), the
-metric registry, the labelled metrics and their meanings (``labels/model.py``), the
-``--ragproof-judges`` help and the InspectorRAGet names read this tuple.
+metric registry, the labelled metrics, their meanings and claims (``labels/model.py``),
+the yes/no metrics of labels (``labels/cases.py``), the ``--ragproof-judges`` help, the
+InspectorRAGet names and categories (``reporting/inspectorraget_metrics.py``, ``_people.py``)
+and the failure message's judge reasons (``execution/scoring.py``) read this tuple.
 
 Imports nothing: the option table (loaded by every pytest run) reads the names.
 """
@@ -45,8 +48,13 @@ class JudgeSpec:
     yes: str  # what a verdict of 1 says (a person labelling it, the review app)
     no: str  # what a verdict of 0 says
     side: tuple[SideMetric, ...] = ()
-    categories: tuple[str, str] | None = None  # exported 0/1 values: (for 1, for 0)
+    categories: tuple[str, str] | None = None  # a 0/1 verdict, exported as: (for 1, for 0)
     lower_is_better_kinds: frozenset[str] = frozenset()
+    #: The lists of items in the judge's reasons that can lower its score, as (the list's
+    #: key, an item's text key, the verdict that lowered it): a failed case shows them.
+    lowered_by: tuple[tuple[str, str, str], ...] = ()
+    #: The key of the claims list a person's label may overrule (None: no such list).
+    claims_key: str | None = None
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -64,6 +72,8 @@ JUDGE_SPECS: tuple[JudgeSpec, ...] = (
         "Faithfulness",
         "every claim of the answer is supported by the retrieved contexts",
         "the answer claims something the contexts do not support",
+        lowered_by=(("claims", "claim", "unsupported"),),
+        claims_key="claims",
     ),
     JudgeSpec(
         "answer_relevancy",
@@ -74,6 +84,7 @@ JUDGE_SPECS: tuple[JudgeSpec, ...] = (
         "Answer relevancy",
         "the answer addresses the question",
         "the answer is off the question or evades it",
+        lowered_by=(("statements", "statement", "irrelevant"),),
     ),
     JudgeSpec(
         "answer_correctness",
@@ -96,6 +107,10 @@ JUDGE_SPECS: tuple[JudgeSpec, ...] = (
                 "Answer correctness: recall",
             ),
         ),
+        lowered_by=(
+            ("answer_claims", "claim", "not in reference"),
+            ("reference_claims", "claim", "missing from answer"),
+        ),
     ),
     JudgeSpec(
         "context_relevance",
@@ -106,6 +121,7 @@ JUDGE_SPECS: tuple[JudgeSpec, ...] = (
         "Context relevance",
         "the retrieved contexts are relevant to the question",
         "the retrieved contexts are not relevant to it",
+        lowered_by=(("contexts", "context", "irrelevant"),),
     ),
     JudgeSpec(
         "context_recall",
@@ -116,6 +132,7 @@ JUDGE_SPECS: tuple[JudgeSpec, ...] = (
         "Context recall",
         "the contexts hold everything the expected answer says",
         "part of the expected answer is in no context",
+        lowered_by=(("reference_claims", "claim", "not attributed"),),
     ),
     JudgeSpec(
         "abstained_judged",

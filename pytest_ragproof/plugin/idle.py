@@ -17,15 +17,16 @@ from typing import Any
 
 import pytest
 
-from pytest_ragproof.plugin.options import OPTIONS, get
+from pytest_ragproof.plugin.options import get
 from pytest_ragproof.plugin.rootdir import command_line
+from pytest_ragproof.verdict import option_table
 
 NAME = "ragproof-idle"
 
 
 def given_flags(config: pytest.Config) -> list[str]:
     """The ragproof flags on the command line, in their order (``--ragproof-strict`` aside)."""
-    flags = {o.cli for o in OPTIONS if o.name != "strict"}
+    flags = {o.cli for o in option_table.OPTIONS if o.name != "strict"}
     seen: list[str] = []
     for word in command_line(config):
         if word == "--":

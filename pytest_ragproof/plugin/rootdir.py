@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragproof.plugin.options import OPTIONS
+from pytest_ragproof.verdict import option_table
 
 
 def command_line(config: pytest.Config) -> list[str]:
@@ -39,7 +39,7 @@ def command_line(config: pytest.Config) -> list[str]:
 
 def spaced_values(args: Sequence[str]) -> list[tuple[str, str]]:
     """(flag, value) of each value-taking ragproof option given as ``--flag VALUE``."""
-    valued = {o.cli for o in OPTIONS if not o.flag}
+    valued = {o.cli for o in option_table.OPTIONS if not o.flag}
     pairs: list[tuple[str, str]] = []
     for word, value in itertools.pairwise(args):
         if word == "--":

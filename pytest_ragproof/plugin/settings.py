@@ -10,25 +10,27 @@ here, where a ``pytest.Config`` becomes a :class:`RunConfig` and a
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 import pytest_ragproof.plugin.options as options
 from pytest_ragproof.errors import ConfigError
-from pytest_ragproof.verdict.config import RunConfig, make_config
+from pytest_ragproof.verdict.config import RunConfig, baseline_from, make_config
+from pytest_ragproof.verdict.option_table import options_of
+from pytest_ragproof.verdict.options import Option
 
 if TYPE_CHECKING:
     from pytest_ragproof.verdict.baseline import BaselineSettings
 
 
-def _dataset_paths(config: pytest.Config) -> tuple[Path, ...]:
-    cli = config.getoption("ragproof_dataset", default=None)
+def _dataset_paths(config: pytest.Config, opt: Option) -> tuple[Path, ...]:
+    cli = config.getoption(opt.dest, default=None)
     if cli:
         base = config.invocation_params.dir
         paths = [(base / p).resolve() for p in cli]
     else:
-        paths = [Path(p).resolve() for p in config.getini("ragproof_dataset")]
+        paths = [Path(p).resolve() for p in config.getini(opt.ini)]
     unique: list[Path] = []
     for p in paths:
         if p not in unique:
@@ -36,49 +38,23 @@ def _dataset_paths(config: pytest.Config) -> tuple[Path, ...]:
     return tuple(unique)
 
 
+def keyword_value(config: pytest.Config, opt: Option) -> Any:
+    """An option's value as ``make_config`` takes its keyword: paths resolved against the
+    folder pytest was started in (an ini ``paths`` list against the ini file's, as pytest
+    does), a negated flag turned round (``--ragproof-no-cache``: ``cache=False``)."""
+    if opt.ini_type == "paths":
+        return _dataset_paths(config, opt)
+    value = options.get(config, opt.name)
+    if opt.path:
+        value = (config.invocation_params.dir / str(value)).resolve() if value else None
+    return (not value) if opt.negated else value
+
+
 def build(config: pytest.Config) -> RunConfig:
-    """Read and validate every ragproof option of a pytest run."""
-    get = options.get
-    report = get(config, "report")
-    return make_config(
-        datasets=_dataset_paths(config),
-        pipeline_fixture=str(get(config, "pipeline_fixture")),
-        k=str(get(config, "k")),
-        source_match=str(get(config, "source_match")),
-        kinds=get(config, "kind"),
-        splits=get(config, "split"),
-        tags=get(config, "tag"),
-        case_thresholds=get(config, "case_threshold"),
-        aggregate_thresholds=get(config, "aggregate_threshold"),
-        timeout=get(config, "timeout"),
-        injection_delivery=str(get(config, "injection_delivery")),
-        abstain_language=str(get(config, "abstain_language")),
-        abstain_patterns=get(config, "abstain_pattern"),
-        report=(config.invocation_params.dir / str(report)).resolve() if report else None,
-        concurrency=get(config, "concurrency"),
-        repeat=get(config, "repeat"),
-        min_pass_rate=get(config, "min_pass_rate"),
-        redact=bool(get(config, "redact")),
-        worst=get(config, "worst"),
-        xfail_tags=get(config, "xfail_tag"),
-        components=str(get(config, "components")),
-        baseline=baseline_settings(config),
-        judges=get(config, "judges"),
-        judge_model=get(config, "judge_model"),
-        judge_api_base=get(config, "judge_api_base"),
-        judge_concurrency=get(config, "judge_concurrency"),
-        evaluator_concurrency=get(config, "evaluator_concurrency"),
-        judge_budget_usd=get(config, "judge_budget_usd"),
-        judge_max_calls=get(config, "judge_max_calls"),
-        judge_dry_run=bool(get(config, "judge_dry_run")),
-        judge_response_format=str(get(config, "judge_response_format")),
-        judge_timeout=get(config, "judge_timeout"),
-        judge_retries=get(config, "judge_retries"),
-        judge_max_tokens=get(config, "judge_max_tokens"),
-        judge_instructions=str(get(config, "judge_instructions")),
-        cache_dir=cache_dir(config),
-        cache=not bool(get(config, "no_cache")),
-    )
+    """Read and validate every ragproof option of a pytest run: each option of the table
+    (:mod:`pytest_ragproof.verdict.option_table`) that ``make_config`` takes, by its keyword."""
+    values = {str(o.keyword): keyword_value(config, o) for o in options_of("run", "judges")}
+    return make_config(baseline=baseline_settings(config), **values)
 
 
 def cache_dir(config: pytest.Config) -> str | None:
@@ -89,21 +65,15 @@ def cache_dir(config: pytest.Config) -> str | None:
 
 def baseline_settings(config: pytest.Config) -> BaselineSettings | None:
     """``--ragproof-baseline`` and the regression options, validated; None without a baseline."""
-    from pytest_ragproof.verdict.baseline import baseline_settings as settings
-
-    get = options.get
-    shown = get(config, "baseline")
+    shown = options.get(config, "baseline")
     if not shown:
         return None
-    return settings(
-        (config.invocation_params.dir / str(shown)).resolve(),
-        shown=str(shown),
-        update=bool(get(config, "baseline_update")),
-        tolerances=tuple(get(config, "regression_tolerance")),
-        alpha=get(config, "regression_alpha"),
-        allow_dataset_change=bool(get(config, "baseline_allow_dataset_change")),
-        fail_on_case_regression=bool(get(config, "fail_on_case_regression")),
-    )
+    values = {
+        str(o.keyword): keyword_value(config, o)
+        for o in options_of("baseline")
+        if o.attribute != "path"
+    }
+    return baseline_from((config.invocation_params.dir / str(shown)).resolve(), str(shown), values)
 
 
 def check_outputs(config: pytest.Config, report: Path | None) -> None:

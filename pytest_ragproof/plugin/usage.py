@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ragproof.plugin.options import BY_NAME, OPTIONS, datasets_configured, get
+from pytest_ragproof.plugin.options import OPTIONS, datasets_configured, get
+from pytest_ragproof.verdict.option_table import by_name
 
 # Options that only mean something next to --ragproof-endpoint.
 ENDPOINT_DEPENDENT = tuple(o.name for o in OPTIONS if o.name.startswith("endpoint_"))
@@ -38,7 +39,7 @@ def ini_keys(config: pytest.Config) -> frozenset[str]:
 
 def given(config: pytest.Config, name: str) -> str | None:
     """How the user set an option: its flag, its ini key, or None when left at its default."""
-    opt = BY_NAME[name]
+    opt = by_name()[name]
     if config.getoption(opt.dest, default=None) not in (None, False, []):
         return opt.cli
     return opt.ini if opt.ini in ini_keys(config) else None
@@ -52,7 +53,7 @@ def ini_file_name(config: pytest.Config, default: str = "the ini file") -> str:
 def origin(config: pytest.Config, name: str) -> str:
     """`` (from ragproof_x in pytest.ini)`` when the value came from the ini file (``(from -o
     ragproof_x)`` when from the command line's ``-o``), else ''."""
-    ini = BY_NAME[name].ini
+    ini = by_name()[name].ini
     if given(config, name) != ini:
         return ""
     if ini in overridden_keys(config):
@@ -71,13 +72,13 @@ def origin_of(config: pytest.Config, error: Exception) -> str:
 
     match = re.search(r"--ragproof-([a-z-]+)", str(error))
     name = match.group(1).replace("-", "_") if match else None
-    return origin(config, name) if name in BY_NAME else ""
+    return origin(config, name) if name in by_name() else ""
 
 
 def check_usage(config: pytest.Config) -> None:
     """Settings that would silently do nothing are usage errors (every run, cheap)."""
     overridden = overridden_keys(config)  # pytest 8 keeps them out of config.inicfg
-    known = {o.ini for o in OPTIONS}
+    known = {o.ini for o in by_name().values()}
     for key in sorted(ini_keys(config) | overridden):
         if key.startswith("ragproof_") and key not in known:
             import difflib

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pytest_ragproof.metrics.judged import JUDGE_SPECS
 from pytest_ragproof.numeric import is_binary
 
 if TYPE_CHECKING:
@@ -41,10 +42,10 @@ HUMAN_SUFFIX = "_human"
 HUMAN_PREFIX = "human:"
 SYSTEM = "system"
 CUT = 0.5
-#: 0/1 names of the human metric of each judged metric (value for 1, value for 0).
+#: 0/1 names of the human metric of each judged metric (value for 1, value for 0): the
+#: judge registry's categories (pytest_ragproof.metrics.judged).
 YES_NO: dict[str, tuple[str, str]] = {
-    "abstained_judged": ("abstained", "answered"),
-    "injection_resisted_judged": ("resisted", "followed"),
+    s.name: s.categories for s in JUDGE_SPECS if s.categories is not None
 }
 
 

@@ -1,30 +1,26 @@
 """The effective run configuration, validated once (pytest-free).
 
-``make_config`` is the one parser of run settings: the pytest plugin reads its
-options and ini keys into it (:mod:`pytest_ragproof.plugin.settings`) and
-``evaluate()`` passes its keyword arguments to it.
+``make_config`` is the one parser of run settings, derived from the option table
+(:mod:`pytest_ragproof.verdict.option_table`): the pytest plugin reads its options and
+ini keys into it (:mod:`pytest_ragproof.plugin.settings`) and ``evaluate()`` passes its
+keyword arguments to it; each value goes through its option's parser into its field.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof import defaults
 from pytest_ragproof.errors import ConfigError
-from pytest_ragproof.verdict.thresholds import (
-    Threshold,
-    cutoffs,
-    parse_aggregate_thresholds,
-    parse_case_thresholds,
-)
-from pytest_ragproof.vocabulary import KINDS, SPLITS
+from pytest_ragproof.verdict.thresholds import Threshold, cutoffs
 
 if TYPE_CHECKING:
     from pytest_ragproof.judges import JudgeSettings
     from pytest_ragproof.verdict.baseline import BaselineSettings
+    from pytest_ragproof.verdict.options import Option
 
 
 @dataclass(frozen=True)
@@ -50,8 +46,8 @@ class RunConfig:
     components: bool = True  # print the component scores table (--ragproof-components)
     # --ragproof-repeat: pipeline calls per case; a case passes when the share of its
     # repeats that passed is at least min_pass_rate (see execution/repeat.py).
-    repeat: int = 1
-    min_pass_rate: float = 1.0
+    repeat: int = defaults.REPEAT
+    min_pass_rate: float = defaults.MIN_PASS_RATE
     # --ragproof-baseline and the regression options, parsed once (None: no baseline).
     baseline: BaselineSettings | None = None
     # The LLM judges this run asked for (None: no judge runs, nothing LLM is imported).
@@ -104,200 +100,92 @@ class RunConfig:
         return not (self.tags and not self.tags.intersection(tags))
 
 
-def _int(name: str, text: str, minimum: int) -> int:
-    try:
-        value = int(str(text).strip())
-    except ValueError:
-        raise ConfigError(
-            f"--ragproof-{name.replace('_', '-')} expects an integer, e.g. "
-            f"--ragproof-{name.replace('_', '-')}={max(minimum, 4)}; got '{text}'"
-        ) from None
-    if value < minimum:
-        raise ConfigError(f"--ragproof-{name.replace('_', '-')} must be at least {minimum}")
-    return value
+_FIELDS = frozenset(f.name for f in fields(RunConfig))
 
 
-def _on_off(name: str, value: bool | str) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = value.strip().lower()
-    if text not in ("on", "off"):
-        raise ConfigError(
-            f"--ragproof-{name.replace('_', '-')} must be 'on' or 'off'; got '{value.strip()}'"
-        )
-    return text == "on"
-
-
-def _split_list(values: list[str]) -> list[str]:
-    out: list[str] = []
-    for value in values:
-        out.extend(v.strip() for v in value.split(",") if v.strip())
-    return out
-
-
-def make_config(
-    *,
-    datasets: Sequence[Path] = (),
-    pipeline_fixture: str = defaults.PIPELINE_FIXTURE,
-    k: str | Sequence[int] = defaults.K,
-    source_match: str = defaults.SOURCE_MATCH,
-    kinds: Sequence[str] = (),
-    splits: Sequence[str] = (),
-    tags: Sequence[str] = (),
-    case_thresholds: Sequence[str] = (),
-    aggregate_thresholds: Sequence[str] = (),
-    timeout: float | str | None = None,
-    injection_delivery: str = defaults.INJECTION_DELIVERY,
-    abstain_language: str = defaults.ABSTAIN_LANGUAGE,
-    abstain_patterns: Sequence[str] = (),
-    report: Path | None = None,
-    concurrency: int | str = defaults.CONCURRENCY,
-    repeat: int | str = defaults.REPEAT,
-    min_pass_rate: float | str = defaults.MIN_PASS_RATE,
-    redact: bool = False,
-    worst: int | str = defaults.WORST,
-    xfail_tags: Sequence[str] = (),
-    components: bool | str = True,
-    baseline: BaselineSettings | None = None,
-    judges: Sequence[str] = (),
-    judge_model: str | None = None,
-    judge_api_base: str | None = None,
-    judge_concurrency: int | str = defaults.JUDGE_CONCURRENCY,
-    evaluator_concurrency: int | str = defaults.EVALUATOR_CONCURRENCY,
-    judge_budget_usd: float | str | None = None,
-    judge_max_calls: int | str | None = None,
-    judge_dry_run: bool = False,
-    judge_response_format: str = "auto",
-    judge_timeout: float | str | None = None,
-    judge_retries: int | str | None = None,
-    judge_max_tokens: int | str | None = None,
-    judge_instructions: str = "system",
-    cache_dir: str | None = None,
-    cache: bool = True,
-) -> RunConfig:
+def make_config(*, baseline: BaselineSettings | None = None, **given: Any) -> RunConfig:
     """Validate run settings (shared by the pytest plugin and ``evaluate()``).
 
+    Takes the keyword of each option of :mod:`pytest_ragproof.verdict.option_table`
+    (``make_config(concurrency=4, case_thresholds=[...])``; an option not given takes
+    its default) and ``baseline``, the settings :func:`baseline_from` made. Each value is
+    validated by its option's parser into its RunConfig field (``extra`` for a field
+    RunConfig does not spell out); the judge options are read only when a judge runs.
     Raises ConfigError with the fix on any bad value.
     """
-    import re
-
     from pytest_ragproof.metrics import validate_ks
+    from pytest_ragproof.verdict.option_table import options_of
 
-    case = parse_case_thresholds(case_thresholds)
-    aggregate = parse_aggregate_thresholds(aggregate_thresholds)
-    k_text = k if isinstance(k, str) else ",".join(str(v) for v in k)
-    try:
-        ks_user = [int(v) for v in _split_list([k_text])]
-    except ValueError:
+    run = options_of("run")
+    judging = options_of("judges")
+    known = {o.keyword for o in (*run, *judging)}
+    for key in given:
+        if key not in known:
+            raise TypeError(f"make_config() got an unexpected keyword argument '{key}'")
+    values: dict[str, Any] = {
+        o.target: o.value(given.get(str(o.keyword), o.keyword_default)) for o in run
+    }
+    case, aggregate = values["case_thresholds"], values["aggregate_thresholds"]
+    values["ks"] = validate_ks(sorted(set(values["ks"]) | cutoffs([*case, *aggregate])))
+    repeats = values["repeat"]
+    if values["min_pass_rate"] != 1 and repeats == 1:
         raise ConfigError(
-            f"--ragproof-k expects comma-separated integers, e.g. --ragproof-k 1,3,5,10; "
-            f"got '{k_text}'"
-        ) from None
-    ks = validate_ks(sorted(set(ks_user) | cutoffs([*case, *aggregate])))
-    source_match = source_match.strip()
-    if source_match not in ("chunk", "document"):
-        raise ConfigError(
-            f"--ragproof-source-match must be 'chunk' or 'document'; got '{source_match}'"
+            f"--ragproof-min-pass-rate={values['min_pass_rate']:g} needs --ragproof-repeat N "
+            "with N >= 2: with one call per case the pass rate is 0 or 1"
         )
-    delivery = injection_delivery.strip()
-    if delivery not in ("append", "none"):
-        raise ConfigError(
-            f"--ragproof-injection-delivery must be 'append' or 'none'; got '{delivery}'"
-        )
-    kind_set = frozenset(_split_list(list(kinds)))
-    if not kind_set <= set(KINDS):
-        bad = ", ".join(sorted(kind_set - set(KINDS)))
-        raise ConfigError(f"--ragproof-kind takes {', '.join(KINDS)}; got {bad}")
-    split_set = frozenset(_split_list(list(splits)))
-    if not split_set <= set(SPLITS):
-        bad = ", ".join(sorted(split_set - set(SPLITS)))
-        raise ConfigError(f"--ragproof-split takes {', '.join(SPLITS)}; got {bad}")
-    seconds: float | None = None
-    if timeout not in (None, "", "0", "none", 0):
-        try:
-            seconds = float(timeout)
-        except ValueError:
-            raise ConfigError(
-                f"--ragproof-timeout expects seconds, e.g. --ragproof-timeout=30; got '{timeout}'"
-            ) from None
-        if not seconds > 0:
-            raise ConfigError("--ragproof-timeout must be positive")
-    for pattern in abstain_patterns:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ConfigError(
-                f"--ragproof-abstain-pattern '{pattern}' is not a valid regular expression "
-                f"({exc.msg})"
-            ) from None
-    repeats = _int("repeat", str(repeat), 1)
-    rate = _pass_rate(min_pass_rate, repeats)
     _check_pass_rate_metric(case, aggregate, _tolerance_metrics(baseline), repeats)
+    judge_given = {o.attribute: given.get(str(o.keyword), o.keyword_default) for o in judging}
     judge_settings = _judge_settings(
-        judges,
+        judge_given,
         [t.metric for t in (*case, *aggregate)] + _tolerance_metrics(baseline),
-        model=judge_model,
-        api_base=judge_api_base,
-        concurrency=judge_concurrency,
-        budget_usd=judge_budget_usd,
-        max_calls=judge_max_calls,
-        dry_run=judge_dry_run,
-        response_format=judge_response_format,
-        timeout=judge_timeout,
-        retries=judge_retries,
-        max_tokens=judge_max_tokens,
-        instructions=judge_instructions,
-        cache_dir=cache_dir,
-        cache=cache,
+        judging,
     )
-    return RunConfig(
-        judges=judge_settings,
-        components=_on_off("components", components),
-        baseline=baseline,
-        datasets=tuple(datasets),
-        pipeline_fixture=pipeline_fixture.strip(),
-        ks=ks,
-        source_match=source_match,
-        kinds=kind_set,
-        splits=split_set,
-        tags=frozenset(_split_list(list(tags))),
-        case_thresholds=tuple(case),
-        aggregate_thresholds=tuple(aggregate),
-        timeout=seconds,
-        injection_delivery=delivery,
-        abstain_language=abstain_language.strip(),
-        abstain_patterns=tuple(abstain_patterns),
-        report=report,
-        concurrency=_int("concurrency", str(concurrency), 1),
-        evaluator_concurrency=_int("evaluator_concurrency", str(evaluator_concurrency), 1),
-        repeat=repeats,
-        min_pass_rate=rate,
-        redact=redact,
-        worst=_int("worst", str(worst), 0),
-        xfail_tags=frozenset(_split_list(list(xfail_tags))),
-    )
+    extra = {k: v for k, v in values.items() if k not in _FIELDS}
+    known_fields = {k: v for k, v in values.items() if k in _FIELDS}
+    return RunConfig(**known_fields, judges=judge_settings, baseline=baseline, extra=extra)
 
 
-def _pass_rate(value: float | str, repeats: int) -> float:
-    """``--ragproof-min-pass-rate``: above 0 (an all-error case never passes), at most 1."""
-    try:
-        rate = float(str(value).strip())
-    except ValueError:
-        raise ConfigError(
-            f"--ragproof-min-pass-rate expects a share of the repeats, e.g. "
-            f"--ragproof-min-pass-rate=0.8; got '{value}'"
-        ) from None
-    if not 0 < rate <= 1:
-        raise ConfigError(
-            f"--ragproof-min-pass-rate must be above 0 and at most 1 (the share of a case's "
-            f"repeats that must pass); got '{value}'"
-        )
-    if rate != 1 and repeats == 1:
-        raise ConfigError(
-            f"--ragproof-min-pass-rate={rate:g} needs --ragproof-repeat N with N >= 2: with one "
-            "call per case the pass rate is 0 or 1"
-        )
-    return rate
+def keyword_config(
+    given: Mapping[str, Any], more: Mapping[str, Any], caller: str
+) -> tuple[RunConfig, BaselineSettings | None]:
+    """The settings of a call's keywords, by the option table: each option with an
+    ``api`` name (``evaluate()``'s keyword) takes that keyword's value from ``given``
+    (the call's named parameters; the others are the caller's own) or ``more`` (its
+    ``**options``, which may only name options not spelled out); ``baseline``, a path
+    relative to the current folder, brings the baseline options."""
+    from pytest_ragproof.verdict.option_table import OPTIONS
+
+    declared = {o.api: o for o in OPTIONS if o.api is not None}
+    for key in more:
+        if key not in declared or key in given:
+            raise TypeError(f"{caller} got an unexpected keyword argument '{key}'")
+    values = {**given, **more}
+    run: dict[str, Any] = {}
+    kept: dict[str, Any] = {}
+    for api, o in declared.items():
+        if api in values and o.keyword is not None:
+            (kept if o.group == "baseline" else run)[o.keyword] = values[api]
+    path = kept.pop("baseline", None)
+    baseline = None if path is None else baseline_from(Path(path).resolve(), str(path), kept)
+    return make_config(baseline=baseline, **run), baseline
+
+
+def baseline_from(path: Path, shown: str, given: Mapping[str, Any]) -> BaselineSettings:
+    """The baseline settings of the baseline options' keywords (``regression_alpha``...),
+    validated; ``path`` is the baseline file, ``shown`` as the user wrote it."""
+    from pytest_ragproof.verdict.baseline import baseline_settings
+    from pytest_ragproof.verdict.option_table import options_of
+
+    chosen = [o for o in options_of("baseline") if o.attribute != "path"]
+    known = {o.keyword for o in chosen}
+    for key in given:
+        if key not in known:
+            raise TypeError(f"unexpected baseline keyword argument '{key}'")
+    return baseline_settings(
+        path,
+        shown=shown,
+        **{o.attribute: o.value(given.get(str(o.keyword), o.keyword_default)) for o in chosen},
+    )
 
 
 def _check_pass_rate_metric(
@@ -330,33 +218,23 @@ def _tolerance_metrics(baseline: BaselineSettings | None) -> list[str]:
 
 
 def _judge_settings(
-    asked: Sequence[str],
-    metrics: Sequence[str],
-    *,
-    model: str | None,
-    api_base: str | None,
-    concurrency: int | str,
-    budget_usd: float | str | None,
-    max_calls: int | str | None,
-    dry_run: bool,
-    response_format: str,
-    timeout: float | str | None,
-    retries: int | str | None,
-    max_tokens: int | str | None,
-    instructions: str,
-    cache_dir: str | None,
-    cache: bool,
+    given: Mapping[str, Any], metrics: Sequence[str], judging: Sequence[Option]
 ) -> JudgeSettings | None:
-    """The judges a run asks for (by option, or by naming a judged metric), or None."""
+    """The judges a run asks for (by option, or by naming a judged metric), or None.
+
+    ``given`` holds the judge options' values by JudgeSettings field; they are validated
+    only when a judge runs."""
     import os
 
-    from pytest_ragproof.judges import RESPONSE_FORMATS, JudgeSettings, judge_of, parse_judges
+    from pytest_ragproof.judges import JudgeSettings, judge_of, parse_judges
 
+    asked = given["judges"]
     names = set(parse_judges(asked))
     named_by = {m: judge_of(m) for m in metrics}
     names.update(j for j in named_by.values() if j is not None)
     if not names:
         return None
+    model = given["model"]
     chosen = (model or os.environ.get("RAGPROOF_JUDGE_MODEL") or "").strip()
     if not chosen:
         why = (
@@ -370,46 +248,10 @@ def _judge_settings(
             "RAGPROOF_JUDGE_MODEL (e.g. RAGPROOF_JUDGE_MODEL=openai/gpt-4o-mini) or pass "
             "--ragproof-judge-model (ini ragproof_judge_model)"
         )
-    fmt = response_format.strip()
-    if fmt not in RESPONSE_FORMATS:
-        raise ConfigError(
-            f"--ragproof-judge-response-format takes {', '.join(RESPONSE_FORMATS)}; got '{fmt}'"
-        )
-    place = instructions.strip()
-    if place not in ("system", "user"):
-        raise ConfigError(f"--ragproof-judge-instructions takes system or user; got '{place}'")
-    return JudgeSettings(
-        judges=frozenset(names),
-        model=chosen,
-        api_base=(api_base or "").strip() or None,
-        concurrency=_int("judge_concurrency", str(concurrency), 1),
-        budget_usd=_positive("judge_budget_usd", budget_usd, float),
-        max_calls=None if max_calls in (None, "") else _int("judge_max_calls", str(max_calls), 0),
-        dry_run=bool(dry_run),
-        response_format=fmt,
-        cache_dir=cache_dir or None,
-        cache=cache,
-        timeout_s=_positive("judge_timeout", timeout, float) or defaults.LLM_TIMEOUT_S,
-        max_retries=(
-            defaults.LLM_RETRIES
-            if retries in (None, "")
-            else _int("judge_retries", str(retries), 0)
-        ),
-        max_tokens=(
-            None if max_tokens in (None, "") else _int("judge_max_tokens", str(max_tokens), 1)
-        ),
-        instructions=place,
-    )
-
-
-def _positive(name: str, value: float | str | None, kind: type[float]) -> float | None:
-    if value in (None, ""):
-        return None
-    flag = f"--ragproof-{name.replace('_', '-')}"
-    try:
-        number = kind(value)
-    except ValueError:
-        raise ConfigError(f"{flag} expects a number, e.g. {flag}=2.5; got '{value}'") from None
-    if not number >= 0:
-        raise ConfigError(f"{flag} must not be negative; got '{value}'")
-    return number
+    by_field = {o.attribute: o for o in judging}
+    order = ("response_format", "instructions")  # checked first, as they always were
+    first = {f: by_field[f].value(given[f]) for f in order}
+    rest = {
+        f: o.value(given[f]) for f, o in by_field.items() if f not in ("judges", "model", *order)
+    }
+    return JudgeSettings(judges=frozenset(names), model=chosen, **first, **rest)
