@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from importlib import resources
 from typing import Any
 
 from pytest_ragproof.defaults import REPORT_CONTEXT_CHARS
@@ -52,7 +51,6 @@ from pytest_ragproof.reporting import html_sections as sec
 from pytest_ragproof.reporting.components import BASIS_CORRECTNESS, score_basis
 from pytest_ragproof.reporting.html_aggregates import aggregates
 from pytest_ragproof.reporting.html_charts import baseline_chart, distributions, pass_fail
-from pytest_ragproof.reporting.html_sections import esc
 from pytest_ragproof.reporting.html_text import Bound, full_text_place
 from pytest_ragproof.reporting.judge_reasons import judge_error_text, judge_views
 from pytest_ragproof.results.document import is_flaky
@@ -61,14 +59,6 @@ __all__ = ["CSP", "case_data", "render_html"]
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 _KINDS = ("qa", "unanswerable", "injection")
-
-
-def _asset(name: str) -> str:
-    return (
-        resources.files("pytest_ragproof")
-        .joinpath("templates", "report", name)
-        .read_text(encoding="utf-8")
-    )
 
 
 def _run(case: Mapping[str, Any], redacted: bool, cut: Bound) -> dict[str, Any]:
@@ -200,54 +190,47 @@ def embed_json(data: Any) -> str:
     return text
 
 
-def _header(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
-    verdict = "passed" if results.get("passed") else "failed"
-    parts = [
-        f"<h1>ragproof report {sec.badge(verdict.upper(), verdict)}</h1>",
-        '<div class="meta">',
+def _header(results: Mapping[str, Any], pipelines: Sequence[str]) -> dict[str, Any]:
+    """What the page's header shows: datasets, pipelines, run id, versions, settings, notes."""
+    datasets = [
+        {
+            "path": d.get("path"),
+            "state": "frozen" if d.get("frozen") else "not frozen",
+            "sha": str(d.get("sha256", ""))[:12],
+            "cases": d.get("cases"),
+            "evaluated": d.get("evaluated", d.get("cases")),
+        }
+        for d in results.get("datasets") or []
     ]
-    for d in results.get("datasets") or []:
-        state = "frozen" if d.get("frozen") else "not frozen"
-        parts.append(
-            f"<span>dataset <b>{esc(d.get('path'))}</b> ({esc(state)}, sha256 "
-            f"{esc(str(d.get('sha256', ''))[:12])}, {esc(d.get('cases'))} case(s), "
-            f"{esc(d.get('evaluated', d.get('cases')))} evaluated)</span>"
-        )
-    parts.append(f"<span>pipelines: {esc(', '.join(pipelines) or 'none')}</span>")
-    if results.get("run_id"):  # the id every output of the run carries
-        parts.append(f'<span>run <code class="run-id">{esc(results["run_id"])}</code></span>')
     versions = results.get("versions") or {}
-    if versions:
-        parts.append(
-            "<span>" + esc(", ".join(f"{k} {v}" for k, v in sorted(versions.items()))) + "</span>"
-        )
     settings = results.get("settings") or {}
-    if settings:
-        shown = ", ".join(
-            f"{k}={'/'.join(map(str, v)) if isinstance(v, list) else v}"
-            for k, v in sorted(settings.items())
-            if v not in ([], None, "")
-        )
-        parts.append(f"<span>settings: {esc(shown)}</span>")
-    parts.append("</div>")
-    if results.get("redacted"):
-        parts.append(
-            '<div class="banner">Redacted run (--ragproof-redact): questions, answers and '
-            "context texts are not in this report; ids and numbers only.</div>"
-        )
-    notes = results.get("notes") or []
-    if notes:
-        parts.append('<ul class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
-    return "".join(parts)
+    shown = ", ".join(
+        f"{k}={'/'.join(map(str, v)) if isinstance(v, list) else v}"
+        for k, v in sorted(settings.items())
+        if v not in ([], None, "")
+    )
+    return {
+        "datasets": datasets,
+        "pipelines": ", ".join(pipelines) or "none",
+        "run_id": results.get("run_id"),  # the id every output of the run carries
+        "versions": ", ".join(f"{k} {v}" for k, v in sorted(versions.items())),
+        "settings": shown if settings else "",
+        "redacted": bool(results.get("redacted")),
+        "notes": list(results.get("notes") or []),
+    }
 
 
 def render_html(results: Mapping[str, Any], *, source: str | None = None) -> str:
     """The report as one HTML document (a string); ``source``: the results file it is made
     from (named where a shortened text is whole, see :func:`case_data`)."""
+    from markupsafe import Markup
+
+    from pytest_ragproof.reporting.templating import render
+
     pipelines = _pipelines(results)
     data = case_data(results, source=source)
     sections = [
-        ("summary", "Summary", sec.summary(results, pipelines) + sec.thresholds(results)),
+        ("summary", "Summary", sec.summary(results, pipelines)),
         ("pass-fail", "Pass and fail", pass_fail(results, pipelines)),
         ("aggregates", "Aggregates", aggregates(results, pipelines)),
         ("distributions", "Score distributions", distributions(results, pipelines)),
@@ -261,25 +244,18 @@ def render_html(results: Mapping[str, Any], *, source: str | None = None) -> str
     if isinstance(comparison, Mapping):
         chart = baseline_chart(comparison.get("aggregates") or [])
         sections.append(("baseline", "Baseline comparison", sec.baseline(comparison, chart)))
-    sections.append(("cases", "Cases", _cases_section()))
-    nav = "".join(f'<a href="#{sid}">{esc(title)}</a>' for sid, title, _ in sections)
-    body = "".join(
-        f'<section id="{sid}"><h2>{esc(title)}</h2>{content}</section>'
-        for sid, title, content in sections
-    )
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{esc(CSP)}">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<meta name="generator" content="pytest-ragproof">'
-        f"<title>ragproof report – {'passed' if results.get('passed') else 'failed'}</title>"
-        f"<style>{_asset('report.css')}</style></head>"
-        f"<body><header>{_header(results, pipelines)}</header><nav>{nav}</nav>"
-        f"<main>{body}</main>"
-        f'<script type="application/json" id="ragproof-data">{embed_json(data)}</script>'
-        f"<script>{_asset('report.js')}</script>"
-        "</body></html>\n"
+    sections.append(("cases", "Cases", render("report/cases.html.j2")))
+    return str(
+        render(
+            "report/page.html.j2",
+            csp=CSP,
+            verdict="passed" if results.get("passed") else "failed",
+            sections=[{"id": i, "title": t, "content": c} for i, t, c in sections],
+            # The page's script reads the cases from here; embed_json leaves no "<", ">"
+            # or "&" in it, so it is markup for a <script> element as it is.
+            data_json=Markup(embed_json(data)),
+            **_header(results, pipelines),
+        )
     )
 
 
@@ -291,35 +267,5 @@ _MAPPING = (
 
 
 def _components(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
-    if score_basis(sec.scores_of(results)) == BASIS_CORRECTNESS:
-        intro = (
-            '<p class="muted">Basis <b>answer_correctness</b>, as RAGET scores components: '
-            "per question type the mean judged answer_correctness of its cases, then per "
-            "component the mean over the question types aimed at it "
-            f"({_MAPPING}, scored by their verdict: a correct refusal is 1; knowledge base: "
-            "simple cases). Cases not judged are counted, never scored. A component without "
-            "any of its question types is not measured.</p>"
-        )
-    else:
-        intro = (
-            '<p class="muted">Basis <b>pass rate</b>: share of passed cases among the question '
-            f"types aimed at each component ({_MAPPING}; knowledge base: simple cases whose "
-            "widest retrieval cutoff found a relevant source). A component without any of its "
-            "question types is not measured.</p>"
-        )
-    return intro + sec.components(results, pipelines)
-
-
-def _cases_section() -> str:
-    return (
-        '<div class="controls">'
-        '<input type="search" id="filter" placeholder="filter: id, text, tag, source…" '
-        'aria-label="filter cases">'
-        '<label>kind <select id="kind"><option value="">all</option></select></label>'
-        '<label>status <select id="status"><option value="">any</option></select></label>'
-        '<label>metric column <select id="metric"></select></label>'
-        '<span id="case-count" class="muted"></span></div>'
-        '<table id="cases-table"><thead><tr></tr></thead><tbody></tbody></table>'
-        "<noscript><p>The per-case table needs JavaScript; every number is also in the "
-        "results JSON.</p></noscript>"
-    )
+    correctness = score_basis(sec.scores_of(results)) == BASIS_CORRECTNESS
+    return sec.components(results, pipelines, correctness=correctness, mapping=_MAPPING)

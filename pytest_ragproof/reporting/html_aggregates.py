@@ -11,9 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from markupsafe import Markup
+
 from pytest_ragproof.metrics import registry
-from pytest_ragproof.reporting.html_sections import esc, metric_order, num, table
+from pytest_ragproof.reporting.html_sections import metric_order, num
 from pytest_ragproof.reporting.svg import bar_chart, legend
+from pytest_ragproof.reporting.templating import render
 
 STATS = ("mean", "min", "p50", "p90", "p95", "max")
 KIND_ORDER = ("qa", "unanswerable", "injection")
@@ -77,49 +80,49 @@ def chart_groups(
     return groups
 
 
-def aggregates(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
+def aggregates(results: Mapping[str, Any], pipelines: Sequence[str]) -> Markup:
     items = results.get("aggregates") or []
-    if not items:
-        return '<p class="muted">No aggregates (no scored cases).</p>'
-    out = [legend(pipelines)]
+    blocks = []
     for selector in _selectors(items):
         rows = [a for a in items if str(a.get("selector")) == selector]
         by = _by_metric(rows)
         metrics = sorted({str(a.get("metric")) for a in rows}, key=metric_order)
         title = "all cases" if selector == "*" else f"selector {selector}"
-        # The first selector (all cases) is open; the others fold to keep the page short.
-        opened = " open" if selector == "*" else ""
-        out.append(f'<details class="selector"{opened}><summary><h3>{esc(title)}</h3></summary>')
-        out.append('<div class="agg">')
         groups = chart_groups(selector, rows, items, pipelines)
-        if groups:
-            out.append(f"<div>{bar_chart(f'mean per metric, {title}', groups, pipelines)}</div>")
         headers = ["metric"]
         for p in pipelines:
-            headers += [f"{esc(p)} mean", "min", "max", "n"]
+            headers += [f"{p} mean", "min", "max", "n"]
         table_rows = []
         for m in metrics:
-            row = [esc(m)]
+            row = [m]
             for p in pipelines:
                 a = by.get((p, m))
                 values = (a or {}).get("values") or {}
                 row += [num(values.get("mean")), num(values.get("min")), num(values.get("max"))]
                 row.append(_n(a))
             table_rows.append(row)
-        out.append(f"<div>{table(headers, table_rows, num_from=1)}")
         long_rows = [
-            [esc(m), esc(p), _n(by.get((p, m)))]
+            [m, p, _n(by.get((p, m)))]
             + [num(((by.get((p, m)) or {}).get("values") or {}).get(s), 4) for s in STATS]
             for m in metrics
             for p in pipelines
             if (p, m) in by
         ]
-        out.append(
-            "<details><summary>every statistic</summary>"
-            + table(["metric", "pipeline", "n", *STATS], long_rows, num_from=2)
-            + "</details></div></div></details>"
+        blocks.append(
+            {
+                "title": title,
+                # The first selector (all cases) is open; the others fold to keep the page short.
+                "open": selector == "*",
+                "chart": bar_chart(f"mean per metric, {title}", groups, pipelines)
+                if groups
+                else None,
+                "headers": headers,
+                "rows": table_rows,
+                "long_headers": ["metric", "pipeline", "n", *STATS],
+                "long_rows": long_rows,
+            }
         )
-    return "".join(out)
+    return render("report/aggregates.html.j2", blocks=blocks, legend=legend(pipelines))
 
 
 def _mean(a: Mapping[str, Any] | None) -> float | None:
@@ -137,4 +140,5 @@ def _n(a: Mapping[str, Any] | None) -> str:
         extra.append(f"{a['n_error']} error")
     if a.get("n_missing"):
         extra.append(f"{a['n_missing']} missing")
-    return esc(a.get("n")) + (f" ({esc(', '.join(extra))})" if extra else "")
+    n = "" if a.get("n") is None else str(a.get("n"))
+    return n + (f" ({', '.join(extra)})" if extra else "")

@@ -19,10 +19,12 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from markupsafe import Markup
+
 from pytest_ragproof.metrics.selector import metric_label
 from pytest_ragproof.numeric import is_binary
 from pytest_ragproof.reporting.html_aggregates import KIND_ORDER, UNCHARTED
-from pytest_ragproof.reporting.html_sections import esc, metric_order
+from pytest_ragproof.reporting.html_sections import metric_order
 from pytest_ragproof.reporting.svg import (
     DeltaRow,
     HistogramPanel,
@@ -30,9 +32,11 @@ from pytest_ragproof.reporting.svg import (
     histogram,
     stacked_bars,
 )
+from pytest_ragproof.reporting.templating import call_macro
 
 __all__ = ["delta_rows", "distributions", "histogram_bins", "pass_fail"]
 
+_CHARTS = "report/charts.html.j2"
 STATUS_ORDER = ("passed", "failed", "error", "xfailed", "xpassed")
 BINS = 10
 BINARY_BINS = ("0", "1")
@@ -54,11 +58,11 @@ def _counts(cases: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     return out
 
 
-def pass_fail(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
+def pass_fail(results: Mapping[str, Any], pipelines: Sequence[str]) -> Markup:
     """Two stacked-bar charts: statuses per kind, then per question type."""
     cases = _cases(results)
     if not cases:
-        return '<p class="muted">No cases.</p>'
+        return call_macro(_CHARTS, "pass_fail", [])
     present = {str(c.get("status", "error")) for c in cases}
     statuses = [s for s in STATUS_ORDER if s in present]
     statuses += sorted(present - set(statuses))
@@ -96,11 +100,7 @@ def pass_fail(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
         ("per case kind", stacked_bars("case status per kind", by_kind, statuses)),
         ("per question type", stacked_bars("case status per question type", by_type, statuses)),
     ]
-    return (
-        '<div class="charts">'
-        + "".join(f"<figure><figcaption>{c}</figcaption>{svg}</figure>" for c, svg in figures)
-        + "</div>"
-    )
+    return call_macro(_CHARTS, "pass_fail", figures)
 
 
 def _question_type(case: Mapping[str, Any]) -> str:
@@ -134,11 +134,11 @@ def _scores(cases: Sequence[Mapping[str, Any]], metric: str) -> list[float]:
     return out
 
 
-def distributions(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
+def distributions(results: Mapping[str, Any], pipelines: Sequence[str]) -> Markup:
     """Per kind, a histogram of each 0..1 metric with one panel per pipeline."""
     cases = _cases(results)
     kinds = sorted({str(c.get("kind", "")) for c in cases}, key=_kind_key)
-    out: list[str] = []
+    out: list[tuple[str, list[tuple[str, Markup]]]] = []
     for kind in kinds:
         of_kind = [c for c in cases if str(c.get("kind", "")) == kind]
         metrics = sorted(
@@ -168,26 +168,10 @@ def distributions(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
                     caption = f"no score ({len(mine)} case(s))"
                 panels.append(HistogramPanel(p, counts, caption, i))
             title = f"distribution of {metric}, {kind} cases"
-            charts.append(
-                f"<figure><figcaption>{esc(metric)}</figcaption>"
-                f"{histogram(title, bins, ticks, panels)}</figure>"
-            )
-        if not charts:
-            continue
-        opened = "" if out else " open"  # the first kind is open, the others fold
-        out.append(
-            f'<details class="selector"{opened}><summary><h3>{esc(kind)} cases '
-            f'<span class="muted">({len(charts)} metric(s))</span></h3></summary>'
-            f'<div class="charts">{"".join(charts)}</div></details>'
-        )
-    if not out:
-        return '<p class="muted">No scores on the 0..1 scale.</p>'
-    intro = (
-        '<p class="muted">How the cases scored, per metric on the 0..1 scale: bins of 0.1 '
-        "(the last holds 1), or 0 and 1 for a metric whose every value is 0 or 1. Cases "
-        "without the metric are counted under the chart, never drawn as 0.</p>"
-    )
-    return intro + "".join(out)
+            charts.append((metric, histogram(title, bins, ticks, panels)))
+        if charts:  # the first kind drawn is open, the others fold
+            out.append((kind, charts))
+    return call_macro(_CHARTS, "distributions", out)
 
 
 def _bounded(a: Mapping[str, Any]) -> bool:
@@ -231,13 +215,9 @@ def _signed(value: float) -> str:
     return "0" if value == 0 else f"{value:+.3g}"
 
 
-def baseline_chart(changes: Sequence[Mapping[str, Any]]) -> str:
+def baseline_chart(changes: Sequence[Mapping[str, Any]]) -> Markup:
     rows = delta_rows(changes)
     if not rows:
-        return ""
-    return (
-        "<figure><figcaption>change of each compared mean (◆ regression, ● improved, "
-        "○ other), with its 95% interval (paired proportions for 0/1 metrics, else "
-        "paired t)</figcaption>"
-        f"{delta_chart('change of each compared mean against the baseline', rows)}</figure>"
-    )
+        return Markup("")
+    svg = delta_chart("change of each compared mean against the baseline", rows)
+    return call_macro(_CHARTS, "baseline_chart", svg)
