@@ -34,40 +34,19 @@ def page(
     body: Html,
     status_code: int = 200,
 ) -> HTMLResponse:
-    """A whole HTML page: the shared head and navigation around ``body``."""
+    """A whole HTML page (``templates/review/page.html.j2``): the shared head and
+    navigation around ``body``, markup the area rendered."""
+    from pytest_ragproof.reporting.templating import render
+
     review = getattr(request.app.state, APP_KEY)
-    nav = tag(
-        "nav",
-        tag("span", "ragproof review", class_="brand"),
-        [
-            tag(
-                "a",
-                item.label,
-                href=item.href,
-                class_="active" if item.area == area else None,
-                aria_current="page" if item.area == area else None,
-            )
-            for item in review.nav
-        ],
-        tag("span", f"reviewer: {review.reviewer}", class_="who"),
-    )
-    document = Html(
-        "<!doctype html>\n"
-        + tag(
-            "html",
-            tag(
-                "head",
-                Html('<meta charset="utf-8">'),
-                tag("title", f"{title} · ragproof review"),
-                tag("meta", name="viewport", content="width=device-width, initial-scale=1"),
-                tag("meta", name="ragproof-token", content=review.token),
-                tag("link", rel="icon", href="data:,"),  # no favicon request
-                tag("link", rel="stylesheet", href="/static/review.css"),
-                tag("script", src="/static/review.js", defer=True),
-            ),
-            tag("body", nav, tag("main", body), data_area=area),
-            lang="en",
-        )
+    document = render(
+        "review/page.html.j2",
+        title=title,
+        area=area,
+        token=review.token,
+        nav=review.nav,
+        reviewer=review.reviewer,
+        body=body,
     )
     return HTMLResponse(document, status_code=status_code)
 
