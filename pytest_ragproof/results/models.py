@@ -32,6 +32,7 @@ __all__ = [
     "Context",
     "Dataset",
     "Digest",
+    "DryRunEstimate",
     "Failure",
     "Git",
     "JudgeTotals",
@@ -39,6 +40,7 @@ __all__ = [
     "Repeats",
     "Results",
     "Run",
+    "Settings",
     "Shard",
     "ThresholdRow",
 ]
@@ -209,7 +211,7 @@ class Aggregate(_Open):
 class ComponentScore(_Open):
     """One RAGET-style component of one pipeline (``score`` None: not measured)."""
 
-    basis: StrictStr | None = None
+    basis: StrictStr = "pass rate"  # a file written before bases: pass rate
     score: Number | None = None
     measured: StrictBool = False
     n: Count = 0
@@ -217,6 +219,15 @@ class ComponentScore(_Open):
     n_error: Count = 0
     question_types: list[StrictStr] = []
     label: StrictStr | None = None
+
+
+class DryRunEstimate(_Open):
+    """``--ragproof-judge-dry-run``: the calls and tokens (characters / 4) a run would use."""
+
+    calls: Count | None = None
+    cached: Count | None = None
+    prompt_tokens: Count | None = None
+    completion_tokens: Count | None = None
 
 
 class JudgeTotals(_Open):
@@ -233,7 +244,7 @@ class JudgeTotals(_Open):
     not_judged: dict[StrictStr, Count] = {}
     max_calls: Count | None = None
     budget_usd: Number | None = None
-    dry_run_estimate: dict[StrictStr, Any] | None = None
+    dry_run_estimate: DryRunEstimate | None = None
 
 
 class CaseFlip(_Open):
@@ -298,13 +309,28 @@ class Baseline(_Open):
         return "updated" in self.model_fields_set
 
 
+class Settings(_Open):
+    """The scoring settings of the run (the judges' too, when it judged)."""
+
+    k: list[StrictInt] = []
+    source_match: StrictStr | None = None
+    injection_delivery: StrictStr = "append"
+    abstain_language: StrictStr | None = None
+    kinds: list[StrictStr] = []
+    splits: list[StrictStr] = []
+    tags: list[StrictStr] = []
+    judge_model: StrictStr | None = None
+    repeat: StrictInt | None = None  # written by a repeating run only
+    min_pass_rate: Number | None = None
+
+
 class Results(_Open):
     """A results document: the run's verdict, its cases and what was decided over them."""
 
     format: Literal["ragproof.results/1"]
     passed: StrictBool
     datasets: list[Dataset]
-    settings: dict[StrictStr, Any]
+    settings: Settings
     pipelines: list[StrictStr] = []
     cases: list[Case]
     thresholds: list[ThresholdRow] = []

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.results.models import Results
 
-__all__ = ["check_results", "load_results", "metric_range", "results_model"]
+__all__ = ["as_model", "check_results", "load_results", "metric_range", "results_model"]
 
 
 def metric_range(name: str) -> tuple[float, float] | None:
@@ -88,6 +88,11 @@ def results_model(doc: Mapping[str, Any], name: str = "the results document") ->
         else:
             problem = f"{err['msg'].rstrip('.')}, got {_kind_of(err.get('input'))}"
         raise ConfigError(f"{name}: {_where(doc, loc)}: {problem}; {_FIX}") from None
+
+
+def as_model(doc: Mapping[str, Any] | Results, name: str = "the results document") -> Results:
+    """``doc`` as its model: the model itself, or :func:`results_model` of a parsed one."""
+    return doc if isinstance(doc, Results) else results_model(doc, name)
 
 
 def load_results(doc: Mapping[str, Any], name: str) -> Results:
