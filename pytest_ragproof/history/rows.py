@@ -84,7 +84,9 @@ def run_rows(parsed: Mapping[str, Any], source: str, model: Results | None = Non
     added = now_text()
     when = run_time(doc.run_id)
     cases = doc.cases
-    counts = {s: sum(1 for c in cases if c.status == s) for s in ("passed", "failed", "error")}
+    n_passed, n_failed, n_error = (
+        sum(1 for c in cases if c.status == s) for s in ("passed", "failed", "error")
+    )
     datasets = [
         {"path": d.path, "sha256": d.sha256, "frozen": d.frozen, "cases": d.cases}
         for d in doc.datasets
@@ -100,9 +102,9 @@ def run_rows(parsed: Mapping[str, Any], source: str, model: Results | None = Non
         "source": source,
         "passed": doc.passed,
         "n_cases": len(cases),
-        "n_passed": counts["passed"],
-        "n_failed": counts["failed"],
-        "n_error": counts["error"],
+        "n_passed": n_passed,
+        "n_failed": n_failed,
+        "n_error": n_error,
         "dataset_sha256": ",".join(d.sha256 for d in doc.datasets),
         "datasets": dumps(datasets),
         "pipelines": dumps(doc.pipelines),
@@ -158,26 +160,27 @@ def run_rows(parsed: Mapping[str, Any], source: str, model: Results | None = Non
     return RunRows(run, case_rows, agg_rows)
 
 
-def document(run: Mapping[str, Any], cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The slim results document of a stored run: what a comparison reads."""
+def document(run: Any, cases: Sequence[Any]) -> dict[str, Any]:
+    """The slim results document of a stored run (its ``runs`` row and ``case_results``
+    rows, as SQLAlchemy returns them): what a comparison reads."""
     return {
         "format": RESULTS_FORMAT,
-        "run_id": run["run_id"],
-        "passed": bool(run["passed"]),
-        "datasets": json.loads(run["datasets"]),
-        "settings": json.loads(run["settings"]),
-        "pipelines": json.loads(run["pipelines"]),
-        "thresholds": json.loads(run["thresholds"]),
+        "run_id": run.run_id,
+        "passed": bool(run.passed),
+        "datasets": json.loads(run.datasets),
+        "settings": json.loads(run.settings),
+        "pipelines": json.loads(run.pipelines),
+        "thresholds": json.loads(run.thresholds),
         "cases": [
             {
-                "id": c["case_id"],
-                "pipeline": c["pipeline"],
-                "dataset": c["dataset"],
-                "kind": c["kind"],
-                "question_type": c["question_type"],
-                "tags": json.loads(c["tags"]),
-                "status": c["status"],
-                "metrics": json.loads(c["scores"]),
+                "id": c.case_id,
+                "pipeline": c.pipeline,
+                "dataset": c.dataset,
+                "kind": c.kind,
+                "question_type": c.question_type,
+                "tags": json.loads(c.tags),
+                "status": c.status,
+                "metrics": json.loads(c.scores),
             }
             for c in cases
         ],

@@ -92,13 +92,15 @@ def _not_scored(n_error: int | None) -> str:
 def _headline(results: Results) -> list[str]:
     passed = results.passed
     cases = results.cases
-    counts = {s: sum(1 for c in cases if c.status == s) for s in ("passed", "failed", "error")}
+    n_passed, n_failed, n_error = (
+        sum(1 for c in cases if c.status == s) for s in ("passed", "failed", "error")
+    )
     pipelines = ", ".join(_code(p) for p in results.pipelines) or "none"
     lines = [
         f"### {'✅' if passed else '❌'} ragproof: {'passed' if passed else 'FAILED'}",
         "",
-        f"**{len(cases)} case result(s)**: {counts['passed']} passed, {counts['failed']} failed, "
-        f"{counts['error']} error · pipelines: {pipelines}"
+        f"**{len(cases)} case result(s)**: {n_passed} passed, {n_failed} failed, "
+        f"{n_error} error · pipelines: {pipelines}"
         + (f" · run {_code(results.run_id)}" if results.run_id else ""),
     ]
     for ds in results.datasets:
