@@ -78,20 +78,24 @@ NOT_CONVERTED: dict[str, int] = {
     "commands/judge_check_labels.py": 62,
 }
 
-#: TEMPORARY, until the jinja-kit branch (issue 36.3 and item 1 for the HTML report and
-#: the review app) is merged: its files' counts today. The lead tightens these then.
+#: TEMPORARY: the HTML report's and the review app's string-key reads left after the
+#: Jinja2 conversion (jinja-kit, issue 36.3), exact like NOT_CONVERTED's. What remains is
+#: not typed yet because the renderers' tests hand them partial documents the models
+#: refuse (no ``settings``/``datasets``, a case without ``nodeid``, a paired test without
+#: ``method``); the review app's dataset records, forms and headers are not results data
+#: and belong in ALLOWED, with their reasons, once its results reads are typed.
 JINJA_KIT: dict[str, int] = {
     "reporting/components.py": 14,
-    "reporting/html.py": 72,
+    "reporting/html.py": 70,
     "reporting/html_aggregates.py": 22,
     "reporting/html_charts.py": 30,
-    "reporting/html_sections.py": 97,
+    "reporting/html_sections.py": 91,
     "review/agreement.py": 14,
     "review/app.py": 1,
-    "review/cases.py": 33,
+    "review/cases.py": 25,
     "review/cases_labels.py": 10,
     "review/cases_parts.py": 37,
-    "review/dataset.py": 24,
+    "review/dataset.py": 20,
     "review/dataset_common.py": 3,
     "review/dataset_source.py": 8,
     "review/dataset_trace.py": 13,
@@ -166,8 +170,7 @@ def test_a_reader_reads_the_typed_model(name: str) -> None:
 
 def test_the_allowances_are_current() -> None:
     """Each ALLOWED line still exists, and a NOT_CONVERTED count is the file's reads (lower
-    it when a file is converted; JINJA_KIT's counts are lowered by the lead when that
-    branch is merged)."""
+    it when a file is converted; JINJA_KIT's counts too)."""
     files = set(checked_files())
     for name, lines in ALLOWED.items():
         text = {line.strip() for line in (PACKAGE / name).read_text().splitlines()}
@@ -176,3 +179,5 @@ def test_the_allowances_are_current() -> None:
         assert name in files, name
         assert len(unlisted_reads(name)) == count, f"{name}: set its allowance to the count"
     assert set(JINJA_KIT) <= files
+    for name, count in JINJA_KIT.items():
+        assert len(unlisted_reads(name)) == count, f"{name}: set its allowance to the count"

@@ -140,5 +140,5 @@ def _n(a: Mapping[str, Any] | None) -> str:
         extra.append(f"{a['n_error']} error")
     if a.get("n_missing"):
         extra.append(f"{a['n_missing']} missing")
-    n = "" if a.get("n") is None else str(a.get("n"))
-    return n + (f" ({', '.join(extra)})" if extra else "")
+    n = a.get("n")
+    return ("" if n is None else str(n)) + (f" ({', '.join(extra)})" if extra else "")
