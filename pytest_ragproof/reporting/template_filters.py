@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["FILTERS", "cost_text", "num", "signed"]
+if TYPE_CHECKING:
+    from markupsafe import Markup
+
+__all__ = ["FILTERS", "breakable", "cost_text", "num", "signed"]
 
 
 def num(value: Any, digits: int = 3) -> str:
@@ -36,7 +40,16 @@ def css_class(label: Any) -> str:
     return str(label).replace(" ", "-")
 
 
+def breakable(name: Any) -> Markup:
+    """``name`` escaped, with a line-break opportunity after each ``_`` (a long metric name
+    in a narrow column header breaks there, never mid-word)."""
+    from markupsafe import Markup
+
+    return Markup(html.escape(str(name), quote=True).replace("_", "_<wbr>"))
+
+
 FILTERS: dict[str, Callable[..., str]] = {
+    "breakable": breakable,
     "num": num,
     "signed": signed,
     "cost_text": cost_text,
