@@ -39,7 +39,7 @@ from pytest_ragproof.review.cases_labels import label as post_label
 from pytest_ragproof.review.cases_labels import metric_row
 from pytest_ragproof.review.cases_labels import undo as post_undo
 from pytest_ragproof.review.cases_parts import contexts_of, conversation_of, scores_of
-from pytest_ragproof.review.html import Html, join
+from pytest_ragproof.review.html import Html
 from pytest_ragproof.review.layout import (
     NavItem,
     all_done,
@@ -221,7 +221,7 @@ async def case_page(request: Request) -> Response:
         progress=progress(done, total, "judged case(s) reviewed"),
         all_reviewed=_all_reviewed(review, snapshot),
         filters=_filters(snapshot, show, n),
-        steps=join(steps(n, pager.total, pager.prev, pager.next)),
+        steps=(steps(n, pager.total, pager.prev, pager.next)),
         keys=keys(
             ("y / n", "yes / no on the current metric"),
             ("↑ / ↓", "another metric"),

@@ -41,7 +41,7 @@ from pytest_ragproof.review.dataset_source import (
 from pytest_ragproof.review.dataset_trace import trace_of, trace_panel, unanswerable_form
 from pytest_ragproof.review.dataset_writes import decide as post_decide
 from pytest_ragproof.review.dataset_writes import edit as post_edit
-from pytest_ragproof.review.html import Html, join, tag
+from pytest_ragproof.review.html import Html
 from pytest_ragproof.review.layout import (
     NavItem,
     all_done,
@@ -50,6 +50,7 @@ from pytest_ragproof.review.layout import (
     message,
     page,
     progress,
+    side,
     steps,
 )
 from pytest_ragproof.review.order import neighbours
@@ -157,7 +158,7 @@ async def case_page(request: Request) -> Response:
         token_field=token,
         progress=progress(reviewed.decided(), len(reviewed), "case(s) decided"),
         all_decided=_all_decided(review),
-        steps=join(steps(n, len(reviewed), prev_href, next_href)),
+        steps=(steps(n, len(reviewed), prev_href, next_href)),
         all_href=dataset_href(n, "all"),
         pending_href=dataset_href(n, "pending"),
         keys=keys(
@@ -193,10 +194,10 @@ def _side(
     metadata = record.get("metadata")
     edits = metadata.get("review_edits") if isinstance(metadata, Mapping) else None
     if trace is not None:
-        return tag("section", trace_panel(trace), edits_table(edits), class_="side", id="trace")
+        return side(None, trace_panel(trace) + edits_table(edits), id="trace")
     if not provenance and imported(record):
-        return tag("section", tag("h2", "Imported case"), edits_table(edits), class_="side")
-    return tag("section", tag("h2", "Provenance"), provenance_table(provenance), class_="side")
+        return side("Imported case", edits_table(edits))
+    return side("Provenance", provenance_table(provenance))
 
 
 def dataset_area(review: DatasetReview) -> Area:
