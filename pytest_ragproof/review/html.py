@@ -1,11 +1,12 @@
-"""Small pieces of the review app's markup built in Python, over :mod:`markupsafe`.
+"""Markup of the review app built in Python, over :mod:`markupsafe`.
 
-The pages are Jinja2 templates (``templates/review/``, :mod:`pytest_ragproof.reporting.templating`,
-autoescape on); the few fragments still assembled in code use these helpers. ``Html`` is
-:class:`markupsafe.Markup`: the one marker of markup that is already safe, shared with the
-templates (a template writes a ``Markup`` as is and escapes anything else). Answers, contexts
-and documents are untrusted text: :func:`h` escapes them and :func:`tag` escapes attributes
-and children, so the only unescaped markup is markup this package wrote itself.
+Every page and fragment of the app is a Jinja2 template (``templates/review/``, rendered
+by :mod:`pytest_ragproof.reporting.templating`, autoescape on). ``Html`` is
+:class:`markupsafe.Markup`, the one marker of markup that is already safe, which the
+templates write as is (a rendered template or macro, an SVG chart). :func:`tag`,
+:func:`table` and their helpers build markup from Python with every child and attribute
+escaped unless it is ``Html``; no page uses them any more (the tests of
+tests/review/test_app.py still pin their escaping).
 """
 
 from __future__ import annotations
