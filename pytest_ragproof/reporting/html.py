@@ -1,7 +1,8 @@
 """The self-contained HTML report of a results document (``ragproof.results/1``).
 
-One file, no network: CSS and JavaScript are inlined from
-``pytest_ragproof/templates/report/``, charts are inline SVG, and a
+One file, no network: the page is the Jinja2 template ``templates/report/page.html.j2``
+and its sections' templates beside it (autoescape on, :mod:`.templating`); CSS and
+JavaScript are included from the same folder, charts are inline SVG, and a
 Content-Security-Policy meta tag forbids every fetch (``default-src 'none'``),
 so a report opened from a CI artifact cannot call anywhere.
 
