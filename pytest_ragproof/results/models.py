@@ -6,6 +6,12 @@ parsed JSON: :func:`pytest_ragproof.results.schema.load_results` (checked as mer
 baselines need) or :func:`pytest_ragproof.results.schema.results_model` (the schema only,
 for a renderer of any document) turns a parsed document into a :class:`Results`.
 
+A part a reader needs but a document lacks is its default here, so a renderer draws a
+partial document (hand-built, or of an older release) as before; :func:`load_results`
+checks what merges and baselines need through the ``Checked*`` subclasses, which make
+those fields required (and the kinds and statuses literal) with the messages
+``check_results`` always gave.
+
 The format is open (``extra="allow"``): a key a later release adds, or one only a
 bring-your-own tool writes, is kept and ignored. A field the writer leaves out
 (older releases, a run without judges or repeats) is its default here, ``None`` when
@@ -35,7 +41,9 @@ __all__ = [
     "DryRunEstimate",
     "Failure",
     "Git",
+    "JudgeError",
     "JudgeTotals",
+    "Message",
     "PairedTest",
     "Repeats",
     "Results",
@@ -60,11 +68,11 @@ class _Open(BaseModel):
 class Failure(_Open):
     """A case threshold the case missed (``observed`` None: the metric was not measured)."""
 
-    expression: StrictStr
-    metric: StrictStr
-    observed: Number | None
-    bound: StrictStr
-    reason: StrictStr
+    expression: StrictStr = ""
+    metric: StrictStr = ""
+    observed: Number | None = None
+    bound: StrictStr = ""
+    reason: StrictStr = ""
 
 
 class Context(_Open):
@@ -73,6 +81,24 @@ class Context(_Open):
     id: StrictStr | None = None
     document_id: StrictStr | None = None
     text: StrictStr | None = None
+
+
+class Message(_Open):
+    """One turn of a case's conversation history."""
+
+    role: StrictStr | None = None
+    content: StrictStr | None = None
+
+
+class JudgeError(_Open):
+    """A judge step that failed on a case: which, the error's type, HTTP status, attempts
+    (types and numbers only, never a provider's message)."""
+
+    step: StrictStr | None = None
+    type: StrictStr | None = None
+    cause: StrictStr | None = None
+    status: StrictInt | None = None
+    attempts: StrictInt | None = None
 
 
 class Repeats(_Open):
@@ -95,13 +121,13 @@ class Repeats(_Open):
 class Case(_Open):
     """One case entry: a case of the dataset as one pipeline answered it, and its verdict."""
 
-    id: StrictStr
-    pipeline: StrictStr
-    dataset: StrictStr
-    nodeid: StrictStr
-    kind: Kind
-    status: Status
-    metrics: dict[StrictStr, Number]
+    id: StrictStr = ""
+    pipeline: StrictStr = ""
+    dataset: StrictStr = ""
+    nodeid: StrictStr = ""
+    kind: StrictStr = ""  # qa | unanswerable | injection (checked: Kind)
+    status: StrictStr = "error"  # passed | failed | error | xfailed | xpassed (checked: Status)
+    metrics: dict[StrictStr, Number] = {}
     failures: list[Failure] = []
     tags: list[StrictStr] = []
     latency_s: Number | None = None
@@ -111,7 +137,7 @@ class Case(_Open):
     expected_answer: StrictStr | None = None
     expected_source_ids: list[StrictStr] = []
     reference_contexts: list[StrictStr] = []
-    conversation_history: list[dict[StrictStr, Any]] = []
+    conversation_history: list[Message] = []
     adversarial_payload: StrictStr | None = None
     canary: StrictStr | None = None
     answer: StrictStr | None = None
@@ -122,7 +148,7 @@ class Case(_Open):
     not_judged: dict[StrictStr, StrictStr] = {}
     judgements: dict[StrictStr, Any] | None = None
     judge_usage: dict[StrictStr, Any] | None = None
-    judge_error: dict[StrictStr, Any] | None = None
+    judge_error: JudgeError | None = None
     judge_estimate: dict[StrictStr, Any] | None = None
     evaluator_error: dict[StrictStr, Any] | None = None
     repeats: Repeats | None = None
@@ -137,10 +163,10 @@ class Case(_Open):
 class Dataset(_Open):
     """One dataset of the run: its file, content digest and size."""
 
-    path: StrictStr
-    sha256: StrictStr
-    frozen: StrictBool
-    cases: Count
+    path: StrictStr = ""
+    sha256: StrictStr = ""
+    frozen: StrictBool = False
+    cases: Count | None = None
     evaluated: Count | None = None  # None: a file from before it was written
 
 
@@ -157,16 +183,16 @@ class Git(_Open):
 class Run(_Open):
     """The run's facts that ``ragproof merge`` rebuilds a verdict from."""
 
-    shard: Shard | None
-    population: Count
-    datasets: dict[StrictStr, Count]
-    deselected: list[StrictStr]
-    skipped: list[StrictStr]
-    missing: list[StrictStr]
-    stopped: StrictBool
-    not_selected: list[StrictStr]
-    notes: list[StrictStr]
-    config: dict[StrictStr, Any]
+    shard: Shard | None = None
+    population: Count | None = None
+    datasets: dict[StrictStr, Count] = {}
+    deselected: list[StrictStr] = []
+    skipped: list[StrictStr] = []
+    missing: list[StrictStr] = []
+    stopped: StrictBool = False
+    not_selected: list[StrictStr] = []
+    notes: list[StrictStr] = []
+    config: dict[StrictStr, Any] = {}
     git: Git | None = None
     skip_reasons: dict[StrictStr, StrictStr] | None = None  # written when a case was skipped
     expected: Count | None = None
@@ -327,12 +353,12 @@ class Settings(_Open):
 class Results(_Open):
     """A results document: the run's verdict, its cases and what was decided over them."""
 
-    format: Literal["ragproof.results/1"]
-    passed: StrictBool
-    datasets: list[Dataset]
-    settings: Settings
+    format: StrictStr = "ragproof.results/1"
+    passed: StrictBool = False
+    datasets: list[Dataset] = []
+    settings: Settings = Settings()
     pipelines: list[StrictStr] = []
-    cases: list[Case]
+    cases: list[Case] = []
     thresholds: list[ThresholdRow] = []
     notes: list[StrictStr] = []
     run: Run | None = None
@@ -346,3 +372,61 @@ class Results(_Open):
     judges: JudgeTotals | None = None
     evaluators: dict[StrictStr, Any] | None = None
     baseline: Baseline | None = None
+
+
+# What check_results requires of a document (merges, baselines, the history): the same
+# models with the fields they read required, in the order the first error is reported.
+# Each is a subclass, so a checked document is a Results like any other.
+
+
+class CheckedFailure(Failure):
+    expression: StrictStr
+    metric: StrictStr
+    observed: Number | None
+    bound: StrictStr
+    reason: StrictStr
+
+
+class CheckedCase(Case):
+    id: StrictStr
+    pipeline: StrictStr
+    dataset: StrictStr
+    nodeid: StrictStr
+    kind: Kind
+    status: Status
+    metrics: dict[StrictStr, Number]
+    failures: list[CheckedFailure] = []  # type: ignore[assignment]
+
+
+class CheckedDataset(Dataset):
+    path: StrictStr
+    sha256: StrictStr
+    frozen: StrictBool
+    cases: Count
+
+
+class CheckedRun(Run):
+    shard: Shard | None
+    population: Count
+    datasets: dict[StrictStr, Count]
+    deselected: list[StrictStr]
+    skipped: list[StrictStr]
+    missing: list[StrictStr]
+    stopped: StrictBool
+    not_selected: list[StrictStr]
+    notes: list[StrictStr]
+    config: dict[StrictStr, Any]
+
+
+class CheckedResults(Results):
+    format: Literal["ragproof.results/1"]
+    passed: StrictBool
+    datasets: list[CheckedDataset]  # type: ignore[assignment]
+    settings: Settings
+    pipelines: list[StrictStr] = []
+    cases: list[CheckedCase]  # type: ignore[assignment]
+    thresholds: list[ThresholdRow] = []
+    notes: list[StrictStr] = []
+    run: CheckedRun | None = None
+    run_id: StrictStr | None = None
+    digest: Digest | None = None

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from pytest_ragproof.errors import ConfigError
-from pytest_ragproof.results.models import Results
+from pytest_ragproof.results.models import CheckedResults, Results
 
 __all__ = ["as_model", "check_results", "load_results", "metric_range", "results_model"]
 
@@ -70,14 +70,18 @@ _FIX = "was it edited by hand? write it again with --ragproof-report (or ragproo
 
 
 def results_model(doc: Mapping[str, Any], name: str = "the results document") -> Results:
-    """The typed model of a parsed document (:class:`~pytest_ragproof.results.models.Results`),
-    checked against the schema only: what a renderer needs of any document, the one a run
-    has just built or a file read without :func:`load_results`'s checks.
+    """The typed model of a parsed document (:class:`~pytest_ragproof.results.models.Results`):
+    what a renderer reads of any document, the one a run has just built, a hand-built one or
+    a file read without :func:`load_results`'s checks (a part it lacks is its default).
 
-    ConfigError naming ``name`` and the field when a part has the wrong type or is missing.
+    ConfigError naming ``name`` and the field when a part has the wrong type.
     """
+    return _validated(Results, doc, name)
+
+
+def _validated(model: type[Results], doc: Mapping[str, Any], name: str) -> Results:
     try:
-        return Results.model_validate(doc)
+        return model.model_validate(doc)
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         loc = tuple(err["loc"])
@@ -97,9 +101,10 @@ def as_model(doc: Mapping[str, Any] | Results, name: str = "the results document
 
 def load_results(doc: Mapping[str, Any], name: str) -> Results:
     """The typed model of a document that merging or comparing can trust; ConfigError
-    (naming ``name``, the case and the field) for one it cannot: the schema
-    (:func:`results_model`), a case twice, a metric outside its range, the digest."""
-    results = results_model(doc, name)
+    (naming ``name``, the case and the field) for one it cannot: the schema with the fields
+    they read required (:class:`~pytest_ragproof.results.models.CheckedResults`), a case
+    twice, a metric outside its range, the digest."""
+    results = _validated(CheckedResults, doc, name)
     seen: dict[tuple[str, str], int] = {}
     for i, case in enumerate(results.cases):
         key = (case.pipeline, case.id)

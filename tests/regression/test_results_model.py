@@ -149,9 +149,20 @@ def test_load_results_refuses_as_check_results_does() -> None:
     assert str(loaded.value) == str(checked.value)
     assert "case a (cases[0]), field metrics.hit@5: 1.5 is outside" in str(loaded.value)
     bad = results([case("a")])
-    bad["cases"][0]["status"] = "done"
+    bad["cases"][0]["metrics"] = {"hit@5": "high"}
     with pytest.raises(ConfigError, match=r"^the results document: case a \(cases\[0\]\), "):
         results_model(bad)
+
+
+def test_a_renderer_reads_a_partial_document_that_a_merge_refuses() -> None:
+    partial = results([case("a")])
+    del partial["cases"][0]["nodeid"]
+    partial["cases"][0]["status"] = "skipped-by-a-later-release"
+    model = results_model(partial)
+    assert model.cases[0].nodeid == "" and model.cases[0].status == "skipped-by-a-later-release"
+    assert results_model({"cases": [{"id": "a"}]}).cases[0].status == "error"
+    with pytest.raises(ConfigError, match=r"case a \(cases\[0\]\), field nodeid: missing"):
+        load_results(partial, "r.json")
 
 
 def test_the_models_are_read_only() -> None:
