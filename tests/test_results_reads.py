@@ -62,7 +62,17 @@ _LABELS = (
 )
 
 #: Lines that keep a string-key read, by file and stripped text, each with its reason.
+_PAGE = "the HTML page's own data (its grouped cases, a judge view), not results data"
+
 ALLOWED: dict[str, dict[str, str]] = {
+    "reporting/html.py": {
+        'view["prompt"] = cut(view.get("prompt"))': _PAGE,
+        'for group in view.get("groups") or []:': _PAGE,
+        'for item in group["items"]:': _PAGE,
+        'item["text"] = cut(item["text"])': _PAGE,
+        'entry["runs"][case.pipeline] = _run(case, redacted, cut)': _PAGE,
+        '"cases": sorted(grouped.values(), key=lambda c: (c["dataset"], c["id"])),': _PAGE,
+    },
     "reporting/judge_reasons.py": {
         'raw_rank = entry.get("context")': _DETAILS,
         'text = entry.get("claim", entry.get("statement"))': _DETAILS,
@@ -142,17 +152,19 @@ NOT_CONVERTED: dict[str, int] = {
 }
 
 #: TEMPORARY: the HTML report's and the review app's string-key reads left after the
-#: Jinja2 conversion (jinja-kit, issue 36.3), exact like NOT_CONVERTED's. What remains is
-#: not typed yet because the renderers' tests hand them partial documents the models
-#: refuse (no ``settings``/``datasets``, a case without ``nodeid``, a paired test without
-#: ``method``); the review app's dataset records, forms and headers are not results data
-#: and belong in ALLOWED, with their reasons, once its results reads are typed.
+#: Jinja2 conversion (jinja-kit, issue 36.3), exact like NOT_CONVERTED's. The report's
+#: header, case data, summary, thresholds, flaky cases and baseline section read the
+#: model; its aggregates, charts, components and judges sections (and components.py) do
+#: not yet (the judges' section reads keys JudgeTotals does not name; the change chart's
+#: tests hand it a paired test without ``method``). The review app's dataset records,
+#: forms and headers are not results data and belong in ALLOWED, with their reasons,
+#: once its results reads are typed.
 JINJA_KIT: dict[str, int] = {
     "reporting/components.py": 14,
-    "reporting/html.py": 70,
+    "reporting/html.py": 3,
     "reporting/html_aggregates.py": 22,
     "reporting/html_charts.py": 30,
-    "reporting/html_sections.py": 91,
+    "reporting/html_sections.py": 27,
     "review/agreement.py": 14,
     "review/app.py": 1,
     "review/cases.py": 25,

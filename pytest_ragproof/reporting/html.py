@@ -54,7 +54,8 @@ from pytest_ragproof.reporting.html_aggregates import aggregates
 from pytest_ragproof.reporting.html_charts import baseline_chart, distributions, pass_fail
 from pytest_ragproof.reporting.html_text import Bound, full_text_place
 from pytest_ragproof.reporting.judge_reasons import judge_error_text, judge_views
-from pytest_ragproof.results.document import is_flaky
+from pytest_ragproof.results.models import Case, Results
+from pytest_ragproof.results.schema import as_model
 
 __all__ = ["CSP", "case_data", "render_html"]
 
@@ -62,43 +63,43 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'
 _KINDS = ("qa", "unanswerable", "injection")
 
 
-def _run(case: Mapping[str, Any], redacted: bool, cut: Bound) -> dict[str, Any]:
-    contexts = case.get("contexts")
+def _run(case: Case, redacted: bool, cut: Bound) -> dict[str, Any]:
     return {
-        "status": str(case.get("status", "error")),
-        "answer": None if redacted else cut(case.get("answer")),
-        "retrieved_ids": case.get("retrieved_ids"),
+        "status": case.status,
+        "answer": None if redacted else cut(case.answer),
+        "retrieved_ids": case.retrieved_ids,
         "contexts": None
-        if contexts is None
+        if case.contexts is None
         else [
             {
-                "id": c.get("id"),
-                "document_id": c.get("document_id"),
-                "text": None if redacted else cut(c.get("text"), REPORT_CONTEXT_CHARS),
+                "id": c.id,
+                "document_id": c.document_id,
+                "text": None if redacted else cut(c.text, REPORT_CONTEXT_CHARS),
             }
-            for c in contexts
+            for c in case.contexts
         ],
-        "metrics": dict(case.get("metrics") or {}),
+        "metrics": dict(case.metrics),
         "failures": [
             {
-                "expression": cut(f.get("expression")),
-                "metric": f.get("metric"),
-                "observed": f.get("observed"),
-                "bound": f.get("bound"),
-                "reason": cut(f.get("reason")),
+                "expression": cut(f.expression),
+                "metric": f.metric,
+                "observed": f.observed,
+                "bound": f.bound,
+                "reason": cut(f.reason),
             }
-            for f in case.get("failures") or []
+            for f in case.failures
         ],
-        "latency_s": case.get("latency_s"),
-        "error_type": cut(case.get("error_type")),
+        "latency_s": case.latency_s,
+        "error_type": cut(case.error_type),
         "judges": [_bound_view(v, cut) for v in judge_views(case, redacted=redacted)],
-        "judge_error": cut(judge_error_text(case.get("judge_error"))),
-        "judge_usage": case.get("judge_usage"),
+        "judge_error": cut(judge_error_text(case.judge_error)),
+        "judge_usage": case.judge_usage,
     }
 
 
 def _bound_view(view: dict[str, Any], cut: Bound) -> dict[str, Any]:
-    """A judge's view with its claim and statement texts and its prompt shortened."""
+    """A judge's view with its claim and statement texts and its prompt shortened
+    (a view is this module's own dict, not results data)."""
     view["prompt"] = cut(view.get("prompt"))
     for group in view.get("groups") or []:
         for item in group["items"]:
@@ -106,52 +107,47 @@ def _bound_view(view: dict[str, Any], cut: Bound) -> dict[str, Any]:
     return view
 
 
-def case_data(results: Mapping[str, Any], *, source: str | None = None) -> dict[str, Any]:
+def case_data(results: Mapping[str, Any] | Results, *, source: str | None = None) -> dict[str, Any]:
     """What the page's script gets: cases grouped by (dataset, id), one run per pipeline.
 
-    Each text field is at most :data:`~pytest_ragproof.defaults.REPORT_TEXT_CHARS`
-    characters (:mod:`.html_text`); ``source``, the results file the report was made
-    from, is named in the note beside a shortened one.
+    ``results``: the document, parsed or its typed model. Each text field is at most
+    :data:`~pytest_ragproof.defaults.REPORT_TEXT_CHARS` characters (:mod:`.html_text`);
+    ``source``, the results file the report was made from, is named in the note beside a
+    shortened one.
     """
-    redacted = bool(results.get("redacted"))
+    doc = as_model(results)
+    redacted = doc.redacted
     cut = Bound(full_text_place(source))
-    pipelines = _pipelines(results)
     grouped: dict[str, dict[str, Any]] = {}
-    for case in results.get("cases") or []:
-        key = f"{case.get('dataset', '')}::{case.get('id')}"
+    for case in doc.cases:
+        key = f"{case.dataset}::{case.id}"
         entry = grouped.get(key)
         if entry is None:
-            history = case.get("conversation_history") or []
             entry = grouped[key] = {
                 "key": key,
-                "id": str(case.get("id")),
-                "dataset": str(case.get("dataset", "")),
-                "kind": str(case.get("kind", "")),
-                "question_type": str(case.get("question_type", "")),
-                "tags": [str(t) for t in case.get("tags") or []],
-                "question": None if redacted else cut(case.get("question")),
-                "expected_answer": None if redacted else cut(case.get("expected_answer")),
-                "expected_source_ids": [str(s) for s in case.get("expected_source_ids") or []],
-                "reference_contexts": []
-                if redacted
-                else [cut(t) for t in case.get("reference_contexts") or []],
+                "id": case.id,
+                "dataset": case.dataset,
+                "kind": case.kind,
+                "question_type": case.question_type,
+                "tags": list(case.tags),
+                "question": None if redacted else cut(case.question),
+                "expected_answer": None if redacted else cut(case.expected_answer),
+                "expected_source_ids": list(case.expected_source_ids),
+                "reference_contexts": [] if redacted else [cut(t) for t in case.reference_contexts],
                 "history": [
-                    {"role": m.get("role"), "content": None if redacted else cut(m.get("content"))}
-                    for m in history
+                    {"role": m.role, "content": None if redacted else cut(m.content)}
+                    for m in case.conversation_history
                 ],
-                "adversarial_payload": None if redacted else cut(case.get("adversarial_payload")),
-                "canary": None if redacted else cut(case.get("canary")),
+                "adversarial_payload": None if redacted else cut(case.adversarial_payload),
+                "canary": None if redacted else cut(case.canary),
                 "runs": {},
             }
-        entry["runs"][str(case.get("pipeline"))] = _run(case, redacted, cut)
-    metrics = sorted(
-        {m for c in results.get("cases") or [] for m in c.get("metrics") or {}},
-        key=sec.metric_order,
-    )
-    kinds = sorted({c["kind"] for c in grouped.values()}, key=_kind_order)
+        entry["runs"][case.pipeline] = _run(case, redacted, cut)
+    metrics = sorted({m for c in doc.cases for m in c.metrics}, key=sec.metric_order)
+    kinds = sorted({c.kind for c in doc.cases}, key=_kind_order)
     return {
         "redacted": redacted,
-        "pipelines": pipelines,
+        "pipelines": _pipelines(doc),
         "kinds": kinds,
         "metrics": metrics,
         "default_metric": _default_metric(metrics),
@@ -171,10 +167,9 @@ def _default_metric(metrics: Sequence[str]) -> str:
     return (hits or list(metrics) or [""])[0]
 
 
-def _pipelines(results: Mapping[str, Any]) -> list[str]:
-    listed = [str(p) for p in results.get("pipelines") or []]
-    seen = sorted({str(c.get("pipeline")) for c in results.get("cases") or []} - set(listed))
-    return listed + seen
+def _pipelines(doc: Results) -> list[str]:
+    listed = list(doc.pipelines)
+    return listed + sorted({c.pipeline for c in doc.cases} - set(listed))
 
 
 def embed_json(data: Any) -> str:
@@ -191,20 +186,19 @@ def embed_json(data: Any) -> str:
     return text
 
 
-def _header(results: Mapping[str, Any], pipelines: Sequence[str]) -> dict[str, Any]:
+def _header(doc: Results, pipelines: Sequence[str]) -> dict[str, Any]:
     """What the page's header shows: datasets, pipelines, run id, versions, settings, notes."""
     datasets = [
         {
-            "path": d.get("path"),
-            "state": "frozen" if d.get("frozen") else "not frozen",
-            "sha": str(d.get("sha256", ""))[:12],
-            "cases": d.get("cases"),
-            "evaluated": d.get("evaluated", d.get("cases")),
+            "path": d.path,
+            "state": "frozen" if d.frozen else "not frozen",
+            "sha": d.sha256[:12],
+            "cases": d.cases,
+            "evaluated": d.cases if d.evaluated is None else d.evaluated,
         }
-        for d in results.get("datasets") or []
+        for d in doc.datasets
     ]
-    versions = results.get("versions") or {}
-    settings = results.get("settings") or {}
+    settings = doc.settings.model_dump(exclude_unset=True)  # as the document wrote them
     shown = ", ".join(
         f"{k}={'/'.join(map(str, v)) if isinstance(v, list) else v}"
         for k, v in sorted(settings.items())
@@ -213,49 +207,55 @@ def _header(results: Mapping[str, Any], pipelines: Sequence[str]) -> dict[str, A
     return {
         "datasets": datasets,
         "pipelines": ", ".join(pipelines) or "none",
-        "run_id": results.get("run_id"),  # the id every output of the run carries
-        "versions": ", ".join(f"{k} {v}" for k, v in sorted(versions.items())),
-        "settings": shown if settings else "",
-        "redacted": bool(results.get("redacted")),
-        "notes": list(results.get("notes") or []),
+        "run_id": doc.run_id,  # the id every output of the run carries
+        "versions": ", ".join(f"{k} {v}" for k, v in sorted(doc.versions.items())),
+        "settings": shown,
+        "redacted": doc.redacted,
+        "notes": list(doc.notes),
     }
 
 
-def render_html(results: Mapping[str, Any], *, source: str | None = None) -> str:
-    """The report as one HTML document (a string); ``source``: the results file it is made
-    from (named where a shortened text is whole, see :func:`case_data`)."""
+def render_html(results: Mapping[str, Any] | Results, *, source: str | None = None) -> str:
+    """The report as one HTML document (a string); ``results``: the document, parsed or its
+    typed model; ``source``: the results file it is made from (named where a shortened text
+    is whole, see :func:`case_data`)."""
     from markupsafe import Markup
 
     from pytest_ragproof.reporting.templating import render
 
-    pipelines = _pipelines(results)
-    data = case_data(results, source=source)
+    doc = as_model(results)
+    # The sections not typed yet (aggregates, charts, components, judges) read the parsed
+    # document; a model given is dumped as the document it was read from.
+    raw = results if isinstance(results, Mapping) else doc.model_dump(exclude_unset=True)
+    pipelines = _pipelines(doc)
+    data = case_data(doc, source=source)
     sections = [
-        ("summary", "Summary", sec.summary(results, pipelines)),
-        ("pass-fail", "Pass and fail", pass_fail(results, pipelines)),
-        ("aggregates", "Aggregates", aggregates(results, pipelines)),
-        ("distributions", "Score distributions", distributions(results, pipelines)),
-        ("components", "Component scores (RAGET-style)", _components(results, pipelines)),
+        ("summary", "Summary", sec.summary(doc, pipelines)),
+        ("pass-fail", "Pass and fail", pass_fail(raw, pipelines)),
+        ("aggregates", "Aggregates", aggregates(raw, pipelines)),
+        ("distributions", "Score distributions", distributions(raw, pipelines)),
+        ("components", "Component scores (RAGET-style)", _components(raw, pipelines)),
     ]
-    if isinstance(results.get("judges"), Mapping):
-        sections.insert(4, ("judges", "LLM judges", sec.judges(results["judges"])))
-    if any(is_flaky(c) for c in results.get("cases") or []):
-        sections.insert(1, ("flaky", "Flaky cases", sec.flaky(results)))
-    comparison = results.get("baseline")
-    if isinstance(comparison, Mapping):
+    judges = raw.get("judges")
+    if isinstance(judges, Mapping):
+        sections.insert(4, ("judges", "LLM judges", sec.judges(judges)))
+    if any(c.flaky for c in doc.cases):
+        sections.insert(1, ("flaky", "Flaky cases", sec.flaky(doc)))
+    comparison = raw.get("baseline")
+    if doc.baseline is not None and isinstance(comparison, Mapping):
         chart = baseline_chart(comparison.get("aggregates") or [])
-        sections.append(("baseline", "Baseline comparison", sec.baseline(comparison, chart)))
+        sections.append(("baseline", "Baseline comparison", sec.baseline(doc.baseline, chart)))
     sections.append(("cases", "Cases", render("report/cases.html.j2")))
     return str(
         render(
             "report/page.html.j2",
             csp=CSP,
-            verdict="passed" if results.get("passed") else "failed",
+            verdict="passed" if doc.passed else "failed",
             sections=[{"id": i, "title": t, "content": c} for i, t, c in sections],
             # The page's script reads the cases from here; embed_json leaves no "<", ">"
             # or "&" in it, so it is markup for a <script> element as it is.
             data_json=Markup(embed_json(data)),
-            **_header(results, pipelines),
+            **_header(doc, pipelines),
         )
     )
 

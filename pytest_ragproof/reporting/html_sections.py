@@ -9,7 +9,7 @@ and without redaction.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
@@ -17,6 +17,9 @@ from pytest_ragproof.judges import NOT_JUDGED_REASONS
 from pytest_ragproof.reporting.components import COMPONENTS, component_scores
 from pytest_ragproof.reporting.template_filters import cost_text, num
 from pytest_ragproof.reporting.templating import render
+
+if TYPE_CHECKING:
+    from pytest_ragproof.results.models import Baseline, Results
 
 __all__ = [
     "baseline",
@@ -36,81 +39,71 @@ def metric_order(name: str) -> tuple[str, int]:
     return (stem, int(k) if k.isdigit() else 0)
 
 
-def summary(results: Mapping[str, Any], pipelines: Sequence[str]) -> Markup:
+_COUNTED = ("passed", "failed", "error")
+
+
+def summary(doc: Results, pipelines: Sequence[str]) -> Markup:
     """The counts per pipeline, then every threshold row with its verdict."""
     rows = []
     for p in pipelines:
-        mine = [c for c in results.get("cases", []) if c.get("pipeline") == p]
-        counts = {s: sum(1 for c in mine if c.get("status") == s) for s in ("passed", "failed")}
-        errors = sum(1 for c in mine if c.get("status") == "error")
-        rate = counts["passed"] / len(mine) if mine else None
-        rows.append([p, len(mine), counts["passed"], counts["failed"], errors, num(rate)])
-    return render("report/summary.html.j2", summary=rows, thresholds=_thresholds(results))
+        mine = [c for c in doc.cases if c.pipeline == p]
+        passed, failed, error = (sum(c.status == s for c in mine) for s in _COUNTED)
+        rate = passed / len(mine) if mine else None
+        rows.append([p, len(mine), passed, failed, error, num(rate)])
+    return render("report/summary.html.j2", summary=rows, thresholds=_thresholds(doc))
 
 
-def flaky(results: Mapping[str, Any]) -> Markup:
+def flaky(doc: Results) -> Markup:
     """``--ragproof-repeat``: the cases some but not all of whose repeats passed."""
-    from pytest_ragproof.results.document import is_flaky
-
-    rows = []
-    for c in results.get("cases") or []:
-        if not is_flaky(c):
-            continue
-        rep = c["repeats"]
-        rows.append(
-            {
-                "pipeline": c.get("pipeline"),
-                "id": c.get("id"),
-                "kind": c.get("kind"),
-                "status": str(c.get("status", "")),
-                "passed": rep.get("passed"),
-                "n": rep.get("n"),
-                "pass_rate": rep.get("pass_rate"),
-                "errors": ", ".join(rep.get("error_types") or []) or "–",
-            }
-        )
-    settings = results.get("settings") or {}
+    rows = [
+        {
+            "pipeline": c.pipeline,
+            "id": c.id,
+            "kind": c.kind,
+            "status": c.status,
+            "passed": c.repeats.passed,
+            "n": c.repeats.n,
+            "pass_rate": c.repeats.pass_rate,
+            "errors": ", ".join(c.repeats.error_types) or "–",
+        }
+        for c in doc.cases
+        if c.repeats is not None and c.flaky
+    ]
+    settings = doc.settings
     return render(
         "report/flaky.html.j2",
         rows=rows,
-        repeat=settings.get("repeat"),
-        min_pass_rate=settings.get("min_pass_rate"),
+        repeat=settings.repeat,
+        min_pass_rate=settings.min_pass_rate,
     )
 
 
 _QUIET = ("no data", "no cases", "not selected")
 
 
-def _thresholds(results: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _thresholds(doc: Results) -> list[dict[str, Any]]:
     rows = []
-    for t in results.get("thresholds") or []:
-        verdict = str(t.get("verdict", ""))
+    for t in doc.thresholds:
+        verdict = t.verdict or ""
         cls = "pass" if verdict == "pass" else ("no-data" if verdict in _QUIET else "fail")
         rows.append(
             {
-                "expression": t.get("expression"),
-                "scope": t.get("scope"),
-                "pipeline": t.get("pipeline"),
-                "observed_as": t.get("aggregator")
-                or ("min over cases" if t.get("scope") == "case" else ""),
-                "observed": t.get("observed"),
-                "bound": t.get("bound"),
-                "n": t.get("n"),
+                "expression": t.expression,
+                "scope": t.scope,
+                "pipeline": t.pipeline,
+                "observed_as": t.aggregator or ("min over cases" if t.scope == "case" else ""),
+                "observed": t.observed,
+                "bound": t.bound,
+                "n": t.n,
                 "verdict": verdict,
                 "verdict_class": cls,
-                "gated": "yes" if t.get("gated") else "no (reported only)",
-                "not_scored": _not_scored(t.get("n_error")),
+                "gated": "yes" if t.gated else "no (reported only)",
+                "not_scored": "–"
+                if t.n_error is None
+                else (f"{t.n_error} error" if t.n_error else ""),
             }
         )
     return rows
-
-
-def _not_scored(n_error: Any) -> str:
-    """A threshold row's cases not scored (``n_error``; a document from before the rows
-    carried it: unknown)."""
-    if not isinstance(n_error, int) or isinstance(n_error, bool):
-        return "–"
-    return f"{n_error} error" if n_error else ""
 
 
 def scores_of(results: Mapping[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
@@ -184,62 +177,52 @@ def judges(data: Mapping[str, Any]) -> Markup:
     )
 
 
-def baseline(data: Mapping[str, Any], chart: Markup | str = "") -> Markup:
-    """The baseline section; ``chart`` (the changes with their intervals, markup) goes
-    above the table of aggregate changes."""
-    counts = data.get("counts") or {}
-    every = data.get("aggregates") or []
-    changes = []
-    for a in every:
-        if a.get("verdict") == "no data":
-            continue
-        test = a.get("test") or {}
-        verdict = str(a.get("verdict", ""))
-        changes.append(
-            {
-                "pipeline": a.get("pipeline"),
-                "selector": a.get("selector"),
-                "metric": a.get("metric"),
-                "n": a.get("n"),
-                "baseline_mean": a.get("baseline_mean"),
-                "current_mean": a.get("current_mean"),
-                "delta": a.get("delta"),
-                "tolerance": a.get("tolerance"),
-                "method": test.get("method", "–"),
-                "p_value": test.get("p_value"),
-                "verdict": verdict,
-                "verdict_class": {"regression": "regression", "improved": "improved"}.get(
-                    verdict, "muted"
-                ),
-                "gates": bool(a.get("failed")),
-            }
-        )
+def baseline(data: Mapping[str, Any] | Baseline, chart: Markup | str = "") -> Markup:
+    """The baseline section (``data``: the ``baseline`` part, parsed or its model);
+    ``chart`` (the changes with their intervals, markup) goes above the table of
+    aggregate changes."""
+    from pytest_ragproof.results.models import Baseline
+
+    section = data if isinstance(data, Baseline) else Baseline.model_validate(data)
+    changes = [
+        {
+            "pipeline": a.pipeline,
+            "selector": a.selector,
+            "metric": a.metric,
+            "n": a.n,
+            "baseline_mean": a.baseline_mean,
+            "current_mean": a.current_mean,
+            "delta": a.delta,
+            "tolerance": a.tolerance,
+            "method": "–" if a.test is None else a.test.method,
+            "p_value": None if a.test is None else a.test.p_value,
+            "verdict": a.verdict,
+            "verdict_class": {"regression": "regression", "improved": "improved"}.get(
+                a.verdict, "muted"
+            ),
+            "gates": a.failed,
+        }
+        for a in section.aggregates
+        if a.verdict != "no data"
+    ]
+    counts = section.counts
     return render(
         "report/baseline.html.j2",
-        path=data.get("path"),
-        verdict="passed" if data.get("passed", True) else "failed",
-        alpha=data.get("alpha"),
-        tolerances=", ".join(map(str, data.get("tolerances") or [])),
-        dataset_changed=bool(data.get("dataset_changed")),
-        refused=data.get("refused"),
+        path=section.path,
+        verdict="failed" if section.passed is False else "passed",
+        alpha=section.alpha,
+        tolerances=", ".join(section.tolerances),
+        dataset_changed=section.dataset_changed,
+        refused=section.refused,
         counts=[(f"{counts.get(k, 0)} {k}", k) for k in ("improved", "regressed", "new", "removed")]
         if counts
         else [],
-        flips=[
-            {
-                "pipeline": f.get("pipeline"),
-                "id": f.get("id"),
-                "change": f.get("change"),
-                "before": f.get("before"),
-                "now": f.get("now"),
-            }
-            for f in data.get("flips") or []
-        ],
+        flips=section.flips,
         unscored=", ".join(
-            sorted({str(a.get("metric")) for a in every if a.get("verdict") == "no data"})
+            sorted({a.metric for a in section.aggregates if a.verdict == "no data"})
         ),
         changes=changes,
         chart=chart if changes else "",
-        gate_failures=list(data.get("gate_failures") or []),
-        notes=list(data.get("notes") or []),
+        gate_failures=section.gate_failures,
+        notes=section.notes,
     )

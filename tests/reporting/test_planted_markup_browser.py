@@ -28,9 +28,11 @@ PLANT = (
 )
 # Dicts whose keys are names the report shows (metric names, settings, versions, reasons).
 NAMED_KEYS = frozenset({"metrics", "settings", "versions", "not_judged", "by_question_type"})
-# Fields the results schema allows a few fixed words in (a status, a case kind, a verdict):
-# left as they are; every other string is planted.
-FIXED_WORDS = frozenset({"schema", "status", "before", "now", "kind", "verdict", "change", "role"})
+# Fields the results schema allows a few fixed words or a pattern in (the format, a status,
+# a case kind, a verdict, a digest): left as they are; every other string is planted.
+FIXED_WORDS = frozenset(
+    {"format", "schema", "status", "before", "now", "kind", "verdict", "change", "role", "sha256"}
+)
 PLANTED_DOM = """() => ({
   planted: document.querySelectorAll('.planted').length,
   scripts: document.querySelectorAll('script').length,
