@@ -224,7 +224,7 @@ def render_html(results: Mapping[str, Any] | Results, *, source: str | None = No
     from pytest_ragproof.reporting.templating import render
 
     doc = as_model(results)
-    # The sections not typed yet (aggregates, charts, components, judges) read the parsed
+    # The sections not typed yet (charts, components, judges) read the parsed
     # document; a model given is dumped as the document it was read from.
     raw = results if isinstance(results, Mapping) else doc.model_dump(exclude_unset=True)
     pipelines = _pipelines(doc)
@@ -232,7 +232,7 @@ def render_html(results: Mapping[str, Any] | Results, *, source: str | None = No
     sections = [
         ("summary", "Summary", sec.summary(doc, pipelines)),
         ("pass-fail", "Pass and fail", pass_fail(raw, pipelines)),
-        ("aggregates", "Aggregates", aggregates(raw, pipelines)),
+        ("aggregates", "Aggregates", aggregates(doc, pipelines)),
         ("distributions", "Score distributions", distributions(raw, pipelines)),
         ("components", "Component scores (RAGET-style)", _components(raw, pipelines)),
     ]
