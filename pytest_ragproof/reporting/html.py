@@ -224,16 +224,16 @@ def render_html(results: Mapping[str, Any] | Results, *, source: str | None = No
     from pytest_ragproof.reporting.templating import render
 
     doc = as_model(results)
-    # The sections not typed yet (charts, components, judges) read the parsed
+    # The sections not typed yet (components, judges, the baseline chart) read the parsed
     # document; a model given is dumped as the document it was read from.
     raw = results if isinstance(results, Mapping) else doc.model_dump(exclude_unset=True)
     pipelines = _pipelines(doc)
     data = case_data(doc, source=source)
     sections = [
         ("summary", "Summary", sec.summary(doc, pipelines)),
-        ("pass-fail", "Pass and fail", pass_fail(raw, pipelines)),
+        ("pass-fail", "Pass and fail", pass_fail(doc, pipelines)),
         ("aggregates", "Aggregates", aggregates(doc, pipelines)),
-        ("distributions", "Score distributions", distributions(raw, pipelines)),
+        ("distributions", "Score distributions", distributions(doc, pipelines)),
         ("components", "Component scores (RAGET-style)", _components(raw, pipelines)),
     ]
     judges = raw.get("judges")

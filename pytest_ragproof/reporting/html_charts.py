@@ -16,8 +16,9 @@ Everything comes from the results document; every label is escaped by :mod:`.svg
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
@@ -34,6 +35,9 @@ from pytest_ragproof.reporting.svg import (
 )
 from pytest_ragproof.reporting.templating import call_macro
 
+if TYPE_CHECKING:
+    from pytest_ragproof.results.models import Case, Results
+
 __all__ = ["delta_rows", "distributions", "histogram_bins", "pass_fail"]
 
 _CHARTS = "report/charts.html.j2"
@@ -46,28 +50,24 @@ def _kind_key(kind: str) -> tuple[int, str]:
     return (KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER), kind)
 
 
-def _cases(results: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [c for c in results.get("cases") or [] if isinstance(c, Mapping)]
+def _cases(doc: Results) -> list[Case]:
+    return list(doc.cases)
 
 
-def _counts(cases: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for c in cases:
-        status = str(c.get("status", "error"))
-        out[status] = out.get(status, 0) + 1
-    return out
+def _counts(cases: Sequence[Case]) -> dict[str, int]:
+    return dict(Counter(c.status for c in cases))
 
 
-def pass_fail(results: Mapping[str, Any], pipelines: Sequence[str]) -> Markup:
+def pass_fail(doc: Results, pipelines: Sequence[str]) -> Markup:
     """Two stacked-bar charts: statuses per kind, then per question type."""
-    cases = _cases(results)
+    cases = _cases(doc)
     if not cases:
         return call_macro(_CHARTS, "pass_fail", [])
-    present = {str(c.get("status", "error")) for c in cases}
+    present = {c.status for c in cases}
     statuses = [s for s in STATUS_ORDER if s in present]
     statuses += sorted(present - set(statuses))
     several = len(pipelines) > 1
-    kinds = sorted({str(c.get("kind", "")) for c in cases}, key=_kind_key)
+    kinds = sorted({c.kind for c in cases}, key=_kind_key)
 
     def rows_of(groups: Sequence[tuple[str, str | None, str | None]]) -> list[Any]:
         rows = []
@@ -76,8 +76,8 @@ def pass_fail(results: Mapping[str, Any], pipelines: Sequence[str]) -> Markup:
                 mine = [
                     c
                     for c in cases
-                    if str(c.get("pipeline")) == p
-                    and (kind is None or str(c.get("kind", "")) == kind)
+                    if c.pipeline == p
+                    and (kind is None or c.kind == kind)
                     and (question_type is None or _question_type(c) == question_type)
                 ]
                 if mine:
@@ -87,7 +87,7 @@ def pass_fail(results: Mapping[str, Any], pipelines: Sequence[str]) -> Markup:
     by_kind = rows_of([(k, k, None) for k in kinds])
     types: dict[str, set[str]] = {}
     for c in cases:
-        types.setdefault(_question_type(c), set()).add(str(c.get("kind", "")))
+        types.setdefault(_question_type(c), set()).add(c.kind)
     type_groups: list[tuple[str, str | None, str | None]] = []
     for qt in sorted(types, key=lambda t: (min(_kind_key(k) for k in types[t]), t)):
         if len(types[qt]) == 1:
@@ -103,8 +103,8 @@ def pass_fail(results: Mapping[str, Any], pipelines: Sequence[str]) -> Markup:
     return call_macro(_CHARTS, "pass_fail", figures)
 
 
-def _question_type(case: Mapping[str, Any]) -> str:
-    return str(case.get("question_type") or "simple")
+def _question_type(case: Case) -> str:
+    return case.question_type or "simple"
 
 
 def histogram_bins(values: Sequence[float]) -> tuple[list[str], list[tuple[float, str]], bool]:
@@ -123,10 +123,10 @@ def _bin(value: float, binary: bool) -> int:
     return min(BINS - 1, math.floor(value * BINS + 1e-9))
 
 
-def _scores(cases: Sequence[Mapping[str, Any]], metric: str) -> list[float]:
+def _scores(cases: Sequence[Case], metric: str) -> list[float]:
     out = []
     for c in cases:
-        value = (c.get("metrics") or {}).get(metric)
+        value = c.metrics.get(metric)
         if isinstance(value, int | float) and not isinstance(value, bool):
             number = float(value)
             if math.isfinite(number):
@@ -134,15 +134,15 @@ def _scores(cases: Sequence[Mapping[str, Any]], metric: str) -> list[float]:
     return out
 
 
-def distributions(results: Mapping[str, Any], pipelines: Sequence[str]) -> Markup:
+def distributions(doc: Results, pipelines: Sequence[str]) -> Markup:
     """Per kind, a histogram of each 0..1 metric with one panel per pipeline."""
-    cases = _cases(results)
-    kinds = sorted({str(c.get("kind", "")) for c in cases}, key=_kind_key)
+    cases = _cases(doc)
+    kinds = sorted({c.kind for c in cases}, key=_kind_key)
     out: list[tuple[str, list[tuple[str, Markup]]]] = []
     for kind in kinds:
-        of_kind = [c for c in cases if str(c.get("kind", "")) == kind]
+        of_kind = [c for c in cases if c.kind == kind]
         metrics = sorted(
-            {str(m) for c in of_kind for m in c.get("metrics") or {}} - UNCHARTED,
+            {m for c in of_kind for m in c.metrics} - UNCHARTED,
             key=metric_order,
         )
         charts = []
@@ -153,7 +153,7 @@ def distributions(results: Mapping[str, Any], pipelines: Sequence[str]) -> Marku
             bins, ticks, binary = histogram_bins(every)
             panels = []
             for i, p in enumerate(pipelines):
-                mine = [c for c in of_kind if str(c.get("pipeline")) == p]
+                mine = [c for c in of_kind if c.pipeline == p]
                 if not mine:
                     continue
                 values = _scores(mine, metric)
