@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,8 @@ from pytest_ragproof.verdict.summary import fmt_score, threshold_table
 if TYPE_CHECKING:
     from pytest_ragproof.execution.evaluating import EvaluatorRunner
     from pytest_ragproof.execution.judging import JudgeStage
+    from pytest_ragproof.results.models import Aggregate
+    from pytest_ragproof.results.models import Results as ResultsModel
 
 __all__ = ["Results", "evaluate"]
 
@@ -49,9 +52,16 @@ class Results:
     document: dict[str, Any] = field(repr=False)
     config: RunConfig = field(repr=False)
 
+    @cached_property
+    def model(self) -> ResultsModel:
+        """The results document as its typed model (:mod:`pytest_ragproof.results.models`)."""
+        from pytest_ragproof.results.schema import results_model
+
+        return results_model(self.document)
+
     @property
     def passed(self) -> bool:
-        return bool(self.document["passed"])
+        return self.model.passed
 
     def failed_cases(self) -> list[CaseRecord]:
         """Cases that failed a threshold or errored."""
@@ -71,7 +81,7 @@ class Results:
         """
         from pytest_ragproof.dataset.frames import results_frame
 
-        return results_frame(self.document["cases"])
+        return results_frame(self.model.cases)
 
     def write(self, path: str | os.PathLike[str]) -> Path:
         target = Path(path)
@@ -83,7 +93,7 @@ class Results:
         (``case_thresholds=["none"]``) gets its aggregates per pipeline and case kind."""
         if self.thresholds:
             return threshold_table(self.thresholds, self.records)
-        return _aggregate_table(self.document.get("aggregates") or [])
+        return _aggregate_table(self.model.aggregates)
 
     def __repr__(self) -> str:
         failed = len(self.failed_cases())
@@ -91,16 +101,16 @@ class Results:
         return f"<Results {verdict}: {len(self.records)} case run(s), {failed} not passed>"
 
 
-def _aggregate_table(aggregates: Sequence[Mapping[str, Any]]) -> str:
+def _aggregate_table(aggregates: Sequence[Aggregate]) -> str:
     from tabulate import tabulate
 
     from pytest_ragproof.vocabulary import KINDS
 
     rows = [
-        [a["pipeline"], a["selector"], a["metric"], a["n"]]
-        + [fmt_score((a.get("values") or {}).get(v)) for v in ("mean", "min", "p50", "p95")]
+        [a.pipeline, a.selector, a.metric, a.n]
+        + [fmt_score(a.values.get(v)) for v in ("mean", "min", "p50", "p95")]
         for a in aggregates
-        if a.get("selector") in KINDS
+        if a.selector in KINDS
     ]
     if not rows:
         return "no case was scored: no aggregates"

@@ -140,6 +140,7 @@ def _add(args: argparse.Namespace) -> int:
     import glob
 
     from pytest_ragproof.results.document import read_results
+    from pytest_ragproof.results.schema import load_results
 
     paths: list[str] = []
     for given in args.results:
@@ -149,15 +150,18 @@ def _add(args: argparse.Namespace) -> int:
             paths.append(given)
     from pytest_ragproof.verdict.merge import ShardFile, recheck
 
-    docs = [(p, read_results(Path(p), check=True, shown=p)) for p in paths]
+    docs = []
+    for p in paths:
+        doc = read_results(Path(p))
+        docs.append((p, doc, load_results(doc, p)))
     # The verdict is decided from each file's cases and settings, as merge does; a file
     # whose "passed" is not that verdict is refused before anything is recorded.
-    for shown, doc in docs:
+    for shown, doc, _ in docs:
         for note in recheck(ShardFile(shown, doc), Path.cwd()):
             print(f"{shown}: note: {note}")
     with _open(args, create=True) as store:
-        for shown, doc in docs:
-            added = store.add(doc, Path(shown).name)
+        for shown, doc, model in docs:
+            added = store.add(doc, Path(shown).name, model)
             if added.new:
                 print(f"{shown}: added run {added.run_id} ({added.cases} case(s))")
             else:
@@ -220,7 +224,7 @@ def _show(args: argparse.Namespace) -> int:
         # The table the run's terminal summary printed, from the stored rows and cases.
         print(
             format_threshold_rows(
-                detail.thresholds, detail.threshold_values(), detail.threshold_errors()
+                detail.threshold_rows(), detail.threshold_values(), detail.threshold_errors()
             )
         )
     bad = [c for c in detail.cases if c.status in ("failed", "error")]

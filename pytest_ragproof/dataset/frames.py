@@ -59,16 +59,17 @@ RESULT_COLUMNS = (
 )
 
 
-def results_frame(cases: Sequence[Mapping[str, Any]]) -> Any:
-    """A DataFrame of a results document's cases: one row per case and pipeline, then one
+def results_frame(cases: Sequence[Any]) -> Any:
+    """A DataFrame of a results document's cases (their typed models,
+    :class:`pytest_ragproof.results.models.Case`): one row per case and pipeline, then one
     column per metric (sorted by name) holding ``<NA>`` where the case has no value."""
     pd = _pandas("Results.to_pandas()")
-    metrics = sorted({m for c in cases for m in c.get("metrics") or {}} - set(RESULT_COLUMNS))
+    metrics = sorted({m for c in cases for m in c.metrics} - set(RESULT_COLUMNS))
     rows = []
     for case in cases:
-        row = {name: case.get(name) for name in RESULT_COLUMNS}
-        row["failures"] = [f.get("expression") for f in case.get("failures") or []]
-        values = case.get("metrics") or {}
+        row = {name: getattr(case, name) for name in RESULT_COLUMNS}
+        row["failures"] = [f.expression for f in case.failures]
+        values = case.metrics
         row.update({m: values.get(m) for m in metrics})
         rows.append(row)
     frame = pd.DataFrame(rows, columns=[*RESULT_COLUMNS, "failures", *metrics])

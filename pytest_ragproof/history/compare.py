@@ -41,7 +41,7 @@ def _stored_document(conn: sa.Connection, store: Store, row: Any) -> tuple[dict[
     cases = conn.execute(
         sa.select(c).where(c.c.run == row.id).order_by(c.c.pipeline, c.c.case_id)
     ).all()
-    return document(dict(full._mapping), [dict(x._mapping) for x in cases]), cases
+    return document(full, cases), cases
 
 
 def _case_diffs(cases_a: Sequence[Any], cases_b: Sequence[Any]) -> list[CaseDiff]:

@@ -14,12 +14,18 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof.results.document import RESULTS_FORMAT
 
+if TYPE_CHECKING:
+    from pytest_ragproof.results.models import Results, ThresholdRow
+
 __all__ = ["RunRows", "content_digest", "document", "run_rows", "run_time"]
 
+#: The release that wrote a document, in its ``versions``; an aggregate's mean in its values.
+VERSION_KEY = "pytest-ragproof"
+MEAN = "mean"
 _RUN_ID_TIME = re.compile(r"^(\d{8}T\d{6}Z)-")
 
 
@@ -57,37 +63,36 @@ class RunRows:
     aggregates: list[dict[str, Any]]
 
 
-def _mean_gates(doc: Mapping[str, Any]) -> dict[tuple[str, str, str], Mapping[str, Any]]:
+def _mean_gates(doc: Results) -> dict[tuple[str, str, str], ThresholdRow]:
     """The aggregate thresholds on a mean, by (pipeline, selector, metric): first one wins."""
-    out: dict[tuple[str, str, str], Mapping[str, Any]] = {}
-    for t in doc.get("thresholds") or []:
-        if t.get("scope") != "aggregate" or t.get("aggregator") not in (None, "mean"):
+    out: dict[tuple[str, str, str], ThresholdRow] = {}
+    for t in doc.thresholds:
+        if t.scope != "aggregate" or t.aggregator not in (None, "mean"):
             continue
-        out.setdefault((str(t["pipeline"]), str(t["selector"]), str(t["metric"])), t)
+        out.setdefault((str(t.pipeline), str(t.selector), str(t.metric)), t)
     return out
 
 
-def _git(doc: Mapping[str, Any]) -> Mapping[str, Any]:
-    run = doc.get("run") or {}
-    git = run.get("git") if isinstance(run, Mapping) else None
-    return git if isinstance(git, Mapping) else {}
+def run_rows(parsed: Mapping[str, Any], source: str, model: Results | None = None) -> RunRows:
+    """The rows of one results document (checked on read: :func:`read_results`);
+    ``model``: its typed model when the caller has it (else built here)."""
+    from pytest_ragproof.results.schema import as_model
 
-
-def run_rows(doc: Mapping[str, Any], source: str) -> RunRows:
-    """The rows of one results document (checked on read: :func:`read_results`)."""
-    digest = content_digest(doc)
-    run_id = str(doc.get("run_id") or f"digest-{digest[:16]}")
+    doc = as_model(parsed if model is None else model, source)
+    digest = content_digest(parsed)
+    run_id = doc.run_id or f"digest-{digest[:16]}"
     added = now_text()
-    when = run_time(doc.get("run_id"))
-    cases = doc.get("cases") or []
-    counts = {s: sum(1 for c in cases if c.get("status") == s) for s in ("passed", "failed")}
+    when = run_time(doc.run_id)
+    cases = doc.cases
+    n_passed, n_failed, n_error = (
+        sum(1 for c in cases if c.status == s) for s in ("passed", "failed", "error")
+    )
     datasets = [
-        {k: d.get(k) for k in ("path", "sha256", "frozen", "cases")}
-        for d in doc.get("datasets") or []
+        {"path": d.path, "sha256": d.sha256, "frozen": d.frozen, "cases": d.cases}
+        for d in doc.datasets
     ]
-    run_section = doc.get("run") or {}
-    shard = run_section.get("shard") if isinstance(run_section, Mapping) else None
-    git = _git(doc)
+    shard = None if doc.run is None else doc.run.shard
+    git = None if doc.run is None else doc.run.git
     run = {
         "run_id": run_id,
         "digest": digest,
@@ -95,85 +100,87 @@ def run_rows(doc: Mapping[str, Any], source: str) -> RunRows:
         "time_known": when is not None,
         "added_at": added,
         "source": source,
-        "passed": bool(doc.get("passed")),
+        "passed": doc.passed,
         "n_cases": len(cases),
-        "n_passed": counts["passed"],
-        "n_failed": counts["failed"],
-        "n_error": sum(1 for c in cases if c.get("status") == "error"),
-        "dataset_sha256": ",".join(str(d["sha256"]) for d in datasets),
+        "n_passed": n_passed,
+        "n_failed": n_failed,
+        "n_error": n_error,
+        "dataset_sha256": ",".join(d.sha256 for d in doc.datasets),
         "datasets": dumps(datasets),
-        "pipelines": dumps(list(doc.get("pipelines") or [])),
-        "git_commit": git.get("commit"),
-        "git_branch": git.get("branch"),
-        "ragproof_version": (doc.get("versions") or {}).get("pytest-ragproof"),
-        "shard": f"{shard['k']}/{shard['n']}" if isinstance(shard, Mapping) else None,
-        "redacted": bool(doc.get("redacted")),
-        "settings": dumps(doc.get("settings") or {}),
+        "pipelines": dumps(doc.pipelines),
+        "git_commit": None if git is None else git.commit,
+        "git_branch": None if git is None else git.branch,
+        "ragproof_version": doc.versions.get(VERSION_KEY),
+        "shard": None if shard is None else f"{shard.k}/{shard.n}",
+        "redacted": doc.redacted,
+        "settings": dumps(doc.settings.model_dump(mode="json", exclude_unset=True)),
         "thresholds": dumps(
-            [{k: v for k, v in t.items() if k != "worst"} for t in doc.get("thresholds") or []]
+            [
+                t.model_dump(mode="json", exclude_unset=True, exclude={"worst"})
+                for t in doc.thresholds
+            ]
         ),
-        "notes": dumps(list(doc.get("notes") or [])),
+        "notes": dumps(doc.notes),
     }
     case_rows = [
         {
-            "pipeline": str(c["pipeline"]),
-            "case_id": str(c["id"]),
-            "dataset": str(c.get("dataset", "")),
-            "kind": str(c["kind"]),
-            "question_type": str(c.get("question_type") or "simple"),
-            "tags": dumps(list(c.get("tags") or [])),
-            "status": str(c["status"]),
-            "error_type": c.get("error_type"),
-            "latency_s": c.get("latency_s"),
-            "answer": c.get("answer") if isinstance(c.get("answer"), str) else None,
-            "failures": dumps([str(f.get("expression")) for f in c.get("failures") or []]),
-            "scores": dumps(c.get("metrics") or {}),
+            "pipeline": c.pipeline,
+            "case_id": c.id,
+            "dataset": c.dataset,
+            "kind": c.kind,
+            "question_type": c.question_type or "simple",
+            "tags": dumps(c.tags),
+            "status": c.status,
+            "error_type": c.error_type,
+            "latency_s": c.latency_s,
+            "answer": c.answer,
+            "failures": dumps([f.expression for f in c.failures]),
+            "scores": dumps(c.metrics),
         }
         for c in cases
     ]
     gates = _mean_gates(doc)
     agg_rows = []
-    for a in doc.get("aggregates") or []:
-        key = (str(a["pipeline"]), str(a["selector"]), str(a["metric"]))
-        values = dict(a.get("values") or {})
-        gate = gates.get(key)
+    for a in doc.aggregates:
+        gate = gates.get((a.pipeline, a.selector, a.metric))
         agg_rows.append(
             {
-                "pipeline": key[0],
-                "selector": key[1],
-                "metric": key[2],
-                "n": int(a.get("n") or 0),
-                "n_error": int(a.get("n_error") or 0),
-                "n_missing": int(a.get("n_missing") or 0),
-                "mean": values.pop("mean", None),
-                "stats": dumps(values),
-                "bound": None if gate is None else str(gate.get("bound")),
-                "verdict": None if gate is None else str(gate.get("verdict")),
+                "pipeline": a.pipeline,
+                "selector": a.selector,
+                "metric": a.metric,
+                "n": a.n,
+                "n_error": a.n_error,
+                "n_missing": a.n_missing,
+                "mean": a.values.get(MEAN),
+                "stats": dumps({k: v for k, v in a.values.items() if k != MEAN}),
+                "bound": None if gate is None else str(gate.bound),
+                "verdict": None if gate is None else str(gate.verdict),
             }
         )
     return RunRows(run, case_rows, agg_rows)
 
 
-def document(run: Mapping[str, Any], cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The slim results document of a stored run: what a comparison reads."""
+def document(run: Any, cases: Sequence[Any]) -> dict[str, Any]:
+    """The slim results document of a stored run (its ``runs`` row and ``case_results``
+    rows, as SQLAlchemy returns them): what a comparison reads."""
     return {
         "format": RESULTS_FORMAT,
-        "run_id": run["run_id"],
-        "passed": bool(run["passed"]),
-        "datasets": json.loads(run["datasets"]),
-        "settings": json.loads(run["settings"]),
-        "pipelines": json.loads(run["pipelines"]),
-        "thresholds": json.loads(run["thresholds"]),
+        "run_id": run.run_id,
+        "passed": bool(run.passed),
+        "datasets": json.loads(run.datasets),
+        "settings": json.loads(run.settings),
+        "pipelines": json.loads(run.pipelines),
+        "thresholds": json.loads(run.thresholds),
         "cases": [
             {
-                "id": c["case_id"],
-                "pipeline": c["pipeline"],
-                "dataset": c["dataset"],
-                "kind": c["kind"],
-                "question_type": c["question_type"],
-                "tags": json.loads(c["tags"]),
-                "status": c["status"],
-                "metrics": json.loads(c["scores"]),
+                "id": c.case_id,
+                "pipeline": c.pipeline,
+                "dataset": c.dataset,
+                "kind": c.kind,
+                "question_type": c.question_type,
+                "tags": json.loads(c.tags),
+                "status": c.status,
+                "metrics": json.loads(c.scores),
             }
             for c in cases
         ],

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pytest_ragproof.regression.compare import Comparison
+    from pytest_ragproof.results.models import ThresholdRow
     from pytest_ragproof.verdict.thresholds import Threshold
 
 __all__ = [
@@ -130,6 +131,13 @@ class RunDetail:
     thresholds: list[dict[str, Any]]
     notes: list[str]
 
+    def threshold_rows(self) -> list[ThresholdRow]:
+        """The run's threshold rows, typed (as its results document held them, but for
+        each failed aggregate's worst cases)."""
+        from pytest_ragproof.results.models import ThresholdRow
+
+        return [ThresholdRow.model_validate(t) for t in self.thresholds]
+
     def threshold_values(self) -> list[list[float]]:
         """Per threshold row, the values the run decided it on, from the stored case rows
         by the run's own rule (:func:`pytest_ragproof.verdict.gates.row_values`); empty for
@@ -158,10 +166,10 @@ class RunDetail:
         from pytest_ragproof.verdict.thresholds import parse_threshold
 
         out: list[tuple[Threshold | None, str, str]] = []
-        for t in self.thresholds:
-            scope, pipeline = str(t.get("scope")), str(t.get("pipeline"))
+        for t in self.threshold_rows():
+            scope, pipeline = str(t.scope), str(t.pipeline)
             try:
-                out.append((parse_threshold(str(t.get("expression")), scope), scope, pipeline))
+                out.append((parse_threshold(str(t.expression), scope), scope, pipeline))
             except ConfigError:
                 out.append((None, scope, pipeline))
         return out

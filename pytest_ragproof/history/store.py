@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     import sqlalchemy as sa
 
     from pytest_ragproof.history.schema import Tables
+    from pytest_ragproof.results.models import Results
 
 __all__ = ["Added", "Store", "open_store"]
 
@@ -204,8 +205,9 @@ class Store:
                 f"history store {self.target.shown}: cannot {what}: {reason}"
             ) from None
 
-    def add(self, doc: Mapping[str, Any], source: str) -> Added:
-        """Record one results document (checked on read) in one transaction.
+    def add(self, doc: Mapping[str, Any], source: str, model: Results | None = None) -> Added:
+        """Record one results document (checked on read; ``model``: its typed model, when
+        the caller has it) in one transaction.
 
         The same document already in the store (by its content digest) is not added
         again: ``Added.new`` is False and the stored run's id is returned.
@@ -215,7 +217,7 @@ class Store:
 
         from pytest_ragproof.history.rows import run_rows
 
-        rows = run_rows(doc, source)
+        rows = run_rows(doc, source, model)
         runs = self.t.runs
         digest = rows.run["digest"]
         for _attempt in range(2):

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.metrics import registry
@@ -56,6 +56,9 @@ from pytest_ragproof.regression.stats import (
 from pytest_ragproof.regression.tolerance import Tolerance, parse_tolerances, tolerance_for
 from pytest_ragproof.results.document import RESULTS_FORMAT
 
+if TYPE_CHECKING:
+    from pytest_ragproof.results.models import Case, Dataset, Results
+
 __all__ = ["NOT_COMPARED", "AggregateChange", "CaseFlip", "Comparison", "compare"]
 
 # Means closer than this are equal (float noise in sums of metric values).
@@ -64,41 +67,45 @@ _OK = "passed"
 _FAILED = ("failed", "error")
 
 
-def _check_document(doc: Any, what: str) -> None:
+def _check_document(doc: Any, what: str) -> Results:
+    """``doc`` as its typed model; ConfigError when it is not a results document."""
+    from pytest_ragproof.results.models import Results
+    from pytest_ragproof.results.schema import results_model
+
+    if isinstance(doc, Results) and doc.format == RESULTS_FORMAT:
+        return doc
     if not isinstance(doc, Mapping) or doc.get("format") != RESULTS_FORMAT:
         raise ConfigError(
             f"{what} is not a ragproof results document (format {RESULTS_FORMAT}); write one "
             "with --ragproof-report=PATH or --ragproof-baseline=PATH --ragproof-baseline-update"
         )
+    return results_model(doc, what)
 
 
-def _datasets(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return [
-        {"path": str(d.get("path")), "sha256": str(d.get("sha256"))}
-        for d in doc.get("datasets") or []
-    ]
+def _datasets(doc: Results) -> list[dict[str, Any]]:
+    return [{"path": d.path, "sha256": d.sha256} for d in doc.datasets]
 
 
-def _describe(datasets: Sequence[Mapping[str, Any]]) -> str:
+def _describe(datasets: Sequence[Dataset]) -> str:
     if not datasets:
         return "no dataset"
-    return ", ".join(f"{d['path']} sha256 {str(d['sha256'])[:12]}" for d in datasets)
+    return ", ".join(f"{d.path} sha256 {d.sha256[:12]}" for d in datasets)
 
 
-def _index(doc: Mapping[str, Any]) -> dict[tuple[str, str], Mapping[str, Any]]:
-    return {(str(c["pipeline"]), str(c["id"])): c for c in doc.get("cases") or []}
+Index = dict[tuple[str, str], "Case"]
 
 
-def _flips(
-    current: dict[tuple[str, str], Mapping[str, Any]],
-    baseline: dict[tuple[str, str], Mapping[str, Any]],
-) -> list[CaseFlip]:
+def _index(doc: Results) -> Index:
+    return {(c.pipeline, c.id): c for c in doc.cases}
+
+
+def _flips(current: Index, baseline: Index) -> list[CaseFlip]:
     out: list[CaseFlip] = []
     for key in sorted(set(current) | set(baseline)):
         now = current.get(key)
         before = baseline.get(key)
-        now_status = None if now is None else str(now.get("status"))
-        before_status = None if before is None else str(before.get("status"))
+        now_status = None if now is None else now.status
+        before_status = None if before is None else before.status
         if before_status is None:
             change = "new"
         elif now_status is None:
@@ -128,21 +135,20 @@ HEADLINE: dict[str, tuple[str, ...]] = {
 
 
 def _gated_keys(
-    current: Mapping[str, Any], tolerances: Sequence[Tolerance], pipelines: Sequence[str]
+    current: Results, tolerances: Sequence[Tolerance], pipelines: Sequence[str]
 ) -> list[tuple[str, str, str]]:
     keys: dict[tuple[str, str, str], None] = {}
     measured: dict[tuple[str, str], set[str]] = {}
-    for case in current.get("cases") or []:
-        found = measured.setdefault((str(case.get("pipeline")), str(case.get("kind"))), set())
-        found.update(case.get("metrics") or {})
+    for case in current.cases:
+        measured.setdefault((case.pipeline, case.kind), set()).update(case.metrics)
     for pipeline in pipelines:
         for kind, metrics in HEADLINE.items():
             present = measured.get((pipeline, kind), set())
             for metric in metrics:
                 if metric in present:
                     keys.setdefault((pipeline, kind, metric), None)
-    for t in current.get("thresholds") or []:
-        keys.setdefault((str(t["pipeline"]), str(t["selector"]), str(t["metric"])), None)
+    for t in current.thresholds:
+        keys.setdefault((str(t.pipeline), str(t.selector), str(t.metric)), None)
     for pipeline in pipelines:
         for tol in tolerances:
             keys.setdefault((pipeline, tol.selector, tol.metric), None)
@@ -150,23 +156,23 @@ def _gated_keys(
     return sorted(keys, key=lambda k: order.get(k[0], len(order)))
 
 
-def _holds(cases: Mapping[tuple[str, str], Mapping[str, Any]], pipeline: str, metric: str) -> bool:
+def _holds(cases: Index, pipeline: str, metric: str) -> bool:
     """Does any case of ``pipeline`` hold a value of ``metric``?"""
-    return any(p == pipeline and metric in (c.get("metrics") or {}) for (p, _), c in cases.items())
+    return any(p == pipeline and metric in c.metrics for (p, _), c in cases.items())
 
 
-def _selected(data: Mapping[str, Any], selector: Selector, kinds: frozenset[str] | None) -> bool:
+def _selected(data: Case, selector: Selector, kinds: frozenset[str] | None) -> bool:
     """Is a case entry part of (selector, metric)? ``kinds``: the metric's kinds, if known."""
-    return (kinds is None or str(data.get("kind", "")) in kinds) and selector.matches_entry(data)
+    return (kinds is None or data.kind in kinds) and selector.matches(data)
 
 
-def _scored(data: Mapping[str, Any] | None, metric: str) -> float | None:
-    if data is None or data.get("status") == "error":
+def _scored(data: Case | None, metric: str) -> float | None:
+    if data is None or data.status == "error":
         return None
-    value = (data.get("metrics") or {}).get(metric)
-    if value is None or not math.isfinite(float(value)):
+    value = data.metrics.get(metric)
+    if value is None or not math.isfinite(value):
         return None
-    return float(value)
+    return value
 
 
 def _higher_is_better(metric: str, kind: str) -> bool:
@@ -176,8 +182,8 @@ def _higher_is_better(metric: str, kind: str) -> bool:
 
 def _aggregate(
     key: tuple[str, str, str],
-    current: dict[tuple[str, str], Mapping[str, Any]],
-    baseline: dict[tuple[str, str], Mapping[str, Any]],
+    current: Index,
+    baseline: Index,
     tolerances: Sequence[Tolerance],
     alpha: float,
 ) -> AggregateChange:
@@ -198,8 +204,8 @@ def _aggregate(
         base = _scored(base_case, metric)
         if now is None or base is None or now_case is None or base_case is None:
             continue
-        kind = str(now_case.get("kind"))
-        if kind != base_case.get("kind"):
+        kind = now_case.kind
+        if kind != base_case.kind:
             continue  # the case changed kind: its direction may differ, so it does not pair
         before.append(base)
         after.append(now)
@@ -264,8 +270,8 @@ def _regression_line(a: AggregateChange, alpha: float) -> str:
 
 
 def _check_comparable(
-    current: dict[tuple[str, str], Mapping[str, Any]],
-    baseline: dict[tuple[str, str], Mapping[str, Any]],
+    current: Index,
+    baseline: Index,
     dataset_changed: bool,
     notes: list[str],
     flags: Flags,
@@ -282,13 +288,13 @@ def _check_comparable(
             f"pipeline(s): {theirs}; this run: {mine}), so it would compare nothing; "
             f"{flags.other_baseline}"
         )
-    moved = [k for k in shared if current[k].get("kind") != baseline[k].get("kind")]
+    moved = [k for k in shared if current[k].kind != baseline[k].kind]
     if moved and not dataset_changed:
         pipeline, cid = moved[0]
         raise ConfigError(
             f"the baseline's case {cid} [{pipeline}], field kind: "
-            f"{baseline[moved[0]].get('kind')!r} but this run's case of the same dataset "
-            f"(same sha256) is {current[moved[0]].get('kind')!r}: the baseline was edited; "
+            f"{baseline[moved[0]].kind!r} but this run's case of the same dataset "
+            f"(same sha256) is {current[moved[0]].kind!r}: the baseline was edited; "
             "write it again from a good run"
         )
     if moved:
@@ -296,9 +302,9 @@ def _check_comparable(
         notes.append(f"{len(moved)} case(s) changed kind and are not paired: {shown}")
 
 
-def _settings_notes(current: Mapping[str, Any], baseline: Mapping[str, Any]) -> list[str]:
-    now = current.get("settings") or {}
-    before = baseline.get("settings") or {}
+def _settings_notes(current: Results, baseline: Results) -> list[str]:
+    now = current.settings.model_dump(exclude_unset=True)
+    before = baseline.settings.model_dump(exclude_unset=True)
     return [
         f"setting {name} differs from the baseline: {before.get(name)!r} -> {now.get(name)!r}"
         for name in sorted(set(now) | set(before))
@@ -307,8 +313,8 @@ def _settings_notes(current: Mapping[str, Any], baseline: Mapping[str, Any]) -> 
 
 
 def compare(
-    current: Mapping[str, Any],
-    baseline: Mapping[str, Any],
+    current: Mapping[str, Any] | Results,
+    baseline: Mapping[str, Any] | Results,
     *,
     tolerances: Iterable[str | Tolerance] = (),
     alpha: float = 0.05,
@@ -324,16 +330,18 @@ def compare(
     a ``ragproof.results/1`` results document. ``flags``: the options its messages
     name (:data:`PYTEST_FLAGS` by default).
     """
-    _check_document(current, "the current results")
-    _check_document(baseline, "the baseline")
+    now_doc = _check_document(current, "the current results")
+    base_doc = _check_document(baseline, "the baseline")
     if not (isinstance(alpha, int | float) and 0.0 < alpha < 1.0):
         raise ConfigError(
             f"regression alpha must be a number strictly between 0 and 1, got {alpha!r}; "
             f"e.g. {flags.alpha_example}"
         )
     tols = parse_tolerances(tolerances)
-    cur_ds, base_ds = _datasets(current), _datasets(baseline)
-    changed = sorted(d["sha256"] for d in cur_ds) != sorted(d["sha256"] for d in base_ds)
+    cur_ds, base_ds = _datasets(now_doc), _datasets(base_doc)
+    changed = sorted(d.sha256 for d in now_doc.datasets) != sorted(
+        d.sha256 for d in base_doc.datasets
+    )
     result = Comparison(
         alpha=float(alpha),
         tolerances=tols,
@@ -345,26 +353,26 @@ def compare(
     )
     if changed and not allow_dataset_change:
         result.refused = (
-            f"the baseline was made from {_describe(base_ds)} but this run evaluates "
-            f"{_describe(cur_ds)}; {flags.refresh}, or compare the case ids both share with "
-            f"{flags.allow_dataset_change}"
+            f"the baseline was made from {_describe(base_doc.datasets)} but this run "
+            f"evaluates {_describe(now_doc.datasets)}; {flags.refresh}, or compare the case "
+            f"ids both share with {flags.allow_dataset_change}"
         )
         result.gate_failures.append(f"baseline refused: {result.refused}")
         return result
-    cur_cases, base_cases = _index(current), _index(baseline)
+    cur_cases, base_cases = _index(now_doc), _index(base_doc)
     _check_comparable(cur_cases, base_cases, changed, result.notes, flags)
     if changed:
         shared = len({cid for _, cid in cur_cases} & {cid for _, cid in base_cases})
         result.notes.append(
-            f"dataset changed ({_describe(base_ds)} -> {_describe(cur_ds)}): "
+            f"dataset changed ({_describe(base_doc.datasets)} -> {_describe(now_doc.datasets)}): "
             f"compared on the {shared} case id(s) both runs share"
         )
-    result.notes.extend(_settings_notes(current, baseline))
-    pipelines = sorted({p for p, _ in cur_cases} | {str(p) for p in current.get("pipelines") or []})
+    result.notes.extend(_settings_notes(now_doc, base_doc))
+    pipelines = sorted({p for p, _ in cur_cases} | set(now_doc.pipelines))
     for gone in sorted({p for p, _ in base_cases} - set(pipelines)):
         result.notes.append(f"pipeline {gone} is in the baseline but not in this run")
     result.flips = _flips(cur_cases, base_cases)
-    for key in _gated_keys(current, tols, pipelines):
+    for key in _gated_keys(now_doc, tols, pipelines):
         pipeline, selector, metric = key
         if metric in NOT_COMPARED and not _holds(base_cases, pipeline, metric):
             # Left out of the baseline on purpose: say why, not "no case scored".

@@ -1,7 +1,8 @@
 """The self-contained HTML report of a results document (``ragproof.results/1``).
 
-One file, no network: CSS and JavaScript are inlined from
-``pytest_ragproof/templates/report/``, charts are inline SVG, and a
+One file, no network: the page is the Jinja2 template ``templates/report/page.html.j2``
+and its sections' templates beside it (autoescape on, :mod:`.templating`); CSS and
+JavaScript are included from the same folder, charts are inline SVG, and a
 Content-Security-Policy meta tag forbids every fetch (``default-src 'none'``),
 so a report opened from a CI artifact cannot call anywhere.
 
@@ -44,7 +45,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from importlib import resources
 from typing import Any
 
 from pytest_ragproof.defaults import REPORT_CONTEXT_CHARS
@@ -52,10 +52,10 @@ from pytest_ragproof.reporting import html_sections as sec
 from pytest_ragproof.reporting.components import BASIS_CORRECTNESS, score_basis
 from pytest_ragproof.reporting.html_aggregates import aggregates
 from pytest_ragproof.reporting.html_charts import baseline_chart, distributions, pass_fail
-from pytest_ragproof.reporting.html_sections import esc
 from pytest_ragproof.reporting.html_text import Bound, full_text_place
 from pytest_ragproof.reporting.judge_reasons import judge_error_text, judge_views
-from pytest_ragproof.results.document import is_flaky
+from pytest_ragproof.results.models import Case, Results
+from pytest_ragproof.results.schema import as_model
 
 __all__ = ["CSP", "case_data", "render_html"]
 
@@ -63,51 +63,43 @@ CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'
 _KINDS = ("qa", "unanswerable", "injection")
 
 
-def _asset(name: str) -> str:
-    return (
-        resources.files("pytest_ragproof")
-        .joinpath("templates", "report", name)
-        .read_text(encoding="utf-8")
-    )
-
-
-def _run(case: Mapping[str, Any], redacted: bool, cut: Bound) -> dict[str, Any]:
-    contexts = case.get("contexts")
+def _run(case: Case, redacted: bool, cut: Bound) -> dict[str, Any]:
     return {
-        "status": str(case.get("status", "error")),
-        "answer": None if redacted else cut(case.get("answer")),
-        "retrieved_ids": case.get("retrieved_ids"),
+        "status": case.status,
+        "answer": None if redacted else cut(case.answer),
+        "retrieved_ids": case.retrieved_ids,
         "contexts": None
-        if contexts is None
+        if case.contexts is None
         else [
             {
-                "id": c.get("id"),
-                "document_id": c.get("document_id"),
-                "text": None if redacted else cut(c.get("text"), REPORT_CONTEXT_CHARS),
+                "id": c.id,
+                "document_id": c.document_id,
+                "text": None if redacted else cut(c.text, REPORT_CONTEXT_CHARS),
             }
-            for c in contexts
+            for c in case.contexts
         ],
-        "metrics": dict(case.get("metrics") or {}),
+        "metrics": dict(case.metrics),
         "failures": [
             {
-                "expression": cut(f.get("expression")),
-                "metric": f.get("metric"),
-                "observed": f.get("observed"),
-                "bound": f.get("bound"),
-                "reason": cut(f.get("reason")),
+                "expression": cut(f.expression),
+                "metric": f.metric,
+                "observed": f.observed,
+                "bound": f.bound,
+                "reason": cut(f.reason),
             }
-            for f in case.get("failures") or []
+            for f in case.failures
         ],
-        "latency_s": case.get("latency_s"),
-        "error_type": cut(case.get("error_type")),
+        "latency_s": case.latency_s,
+        "error_type": cut(case.error_type),
         "judges": [_bound_view(v, cut) for v in judge_views(case, redacted=redacted)],
-        "judge_error": cut(judge_error_text(case.get("judge_error"))),
-        "judge_usage": case.get("judge_usage"),
+        "judge_error": cut(judge_error_text(case.judge_error)),
+        "judge_usage": case.judge_usage,
     }
 
 
 def _bound_view(view: dict[str, Any], cut: Bound) -> dict[str, Any]:
-    """A judge's view with its claim and statement texts and its prompt shortened."""
+    """A judge's view with its claim and statement texts and its prompt shortened
+    (a view is this module's own dict, not results data)."""
     view["prompt"] = cut(view.get("prompt"))
     for group in view.get("groups") or []:
         for item in group["items"]:
@@ -115,52 +107,47 @@ def _bound_view(view: dict[str, Any], cut: Bound) -> dict[str, Any]:
     return view
 
 
-def case_data(results: Mapping[str, Any], *, source: str | None = None) -> dict[str, Any]:
+def case_data(results: Mapping[str, Any] | Results, *, source: str | None = None) -> dict[str, Any]:
     """What the page's script gets: cases grouped by (dataset, id), one run per pipeline.
 
-    Each text field is at most :data:`~pytest_ragproof.defaults.REPORT_TEXT_CHARS`
-    characters (:mod:`.html_text`); ``source``, the results file the report was made
-    from, is named in the note beside a shortened one.
+    ``results``: the document, parsed or its typed model. Each text field is at most
+    :data:`~pytest_ragproof.defaults.REPORT_TEXT_CHARS` characters (:mod:`.html_text`);
+    ``source``, the results file the report was made from, is named in the note beside a
+    shortened one.
     """
-    redacted = bool(results.get("redacted"))
+    doc = as_model(results)
+    redacted = doc.redacted
     cut = Bound(full_text_place(source))
-    pipelines = _pipelines(results)
     grouped: dict[str, dict[str, Any]] = {}
-    for case in results.get("cases") or []:
-        key = f"{case.get('dataset', '')}::{case.get('id')}"
+    for case in doc.cases:
+        key = f"{case.dataset}::{case.id}"
         entry = grouped.get(key)
         if entry is None:
-            history = case.get("conversation_history") or []
             entry = grouped[key] = {
                 "key": key,
-                "id": str(case.get("id")),
-                "dataset": str(case.get("dataset", "")),
-                "kind": str(case.get("kind", "")),
-                "question_type": str(case.get("question_type", "")),
-                "tags": [str(t) for t in case.get("tags") or []],
-                "question": None if redacted else cut(case.get("question")),
-                "expected_answer": None if redacted else cut(case.get("expected_answer")),
-                "expected_source_ids": [str(s) for s in case.get("expected_source_ids") or []],
-                "reference_contexts": []
-                if redacted
-                else [cut(t) for t in case.get("reference_contexts") or []],
+                "id": case.id,
+                "dataset": case.dataset,
+                "kind": case.kind,
+                "question_type": case.question_type,
+                "tags": list(case.tags),
+                "question": None if redacted else cut(case.question),
+                "expected_answer": None if redacted else cut(case.expected_answer),
+                "expected_source_ids": list(case.expected_source_ids),
+                "reference_contexts": [] if redacted else [cut(t) for t in case.reference_contexts],
                 "history": [
-                    {"role": m.get("role"), "content": None if redacted else cut(m.get("content"))}
-                    for m in history
+                    {"role": m.role, "content": None if redacted else cut(m.content)}
+                    for m in case.conversation_history
                 ],
-                "adversarial_payload": None if redacted else cut(case.get("adversarial_payload")),
-                "canary": None if redacted else cut(case.get("canary")),
+                "adversarial_payload": None if redacted else cut(case.adversarial_payload),
+                "canary": None if redacted else cut(case.canary),
                 "runs": {},
             }
-        entry["runs"][str(case.get("pipeline"))] = _run(case, redacted, cut)
-    metrics = sorted(
-        {m for c in results.get("cases") or [] for m in c.get("metrics") or {}},
-        key=sec.metric_order,
-    )
-    kinds = sorted({c["kind"] for c in grouped.values()}, key=_kind_order)
+        entry["runs"][case.pipeline] = _run(case, redacted, cut)
+    metrics = sorted({m for c in doc.cases for m in c.metrics}, key=sec.metric_order)
+    kinds = sorted({c.kind for c in doc.cases}, key=_kind_order)
     return {
         "redacted": redacted,
-        "pipelines": pipelines,
+        "pipelines": _pipelines(doc),
         "kinds": kinds,
         "metrics": metrics,
         "default_metric": _default_metric(metrics),
@@ -180,10 +167,9 @@ def _default_metric(metrics: Sequence[str]) -> str:
     return (hits or list(metrics) or [""])[0]
 
 
-def _pipelines(results: Mapping[str, Any]) -> list[str]:
-    listed = [str(p) for p in results.get("pipelines") or []]
-    seen = sorted({str(c.get("pipeline")) for c in results.get("cases") or []} - set(listed))
-    return listed + seen
+def _pipelines(doc: Results) -> list[str]:
+    listed = list(doc.pipelines)
+    return listed + sorted({c.pipeline for c in doc.cases} - set(listed))
 
 
 def embed_json(data: Any) -> str:
@@ -200,86 +186,77 @@ def embed_json(data: Any) -> str:
     return text
 
 
-def _header(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
-    verdict = "passed" if results.get("passed") else "failed"
-    parts = [
-        f"<h1>ragproof report {sec.badge(verdict.upper(), verdict)}</h1>",
-        '<div class="meta">',
+def _header(doc: Results, pipelines: Sequence[str]) -> dict[str, Any]:
+    """What the page's header shows: datasets, pipelines, run id, versions, settings, notes."""
+    datasets = [
+        {
+            "path": d.path,
+            "state": "frozen" if d.frozen else "not frozen",
+            "sha": d.sha256[:12],
+            "cases": d.cases,
+            "evaluated": d.cases if d.evaluated is None else d.evaluated,
+        }
+        for d in doc.datasets
     ]
-    for d in results.get("datasets") or []:
-        state = "frozen" if d.get("frozen") else "not frozen"
-        parts.append(
-            f"<span>dataset <b>{esc(d.get('path'))}</b> ({esc(state)}, sha256 "
-            f"{esc(str(d.get('sha256', ''))[:12])}, {esc(d.get('cases'))} case(s), "
-            f"{esc(d.get('evaluated', d.get('cases')))} evaluated)</span>"
-        )
-    parts.append(f"<span>pipelines: {esc(', '.join(pipelines) or 'none')}</span>")
-    if results.get("run_id"):  # the id every output of the run carries
-        parts.append(f'<span>run <code class="run-id">{esc(results["run_id"])}</code></span>')
-    versions = results.get("versions") or {}
-    if versions:
-        parts.append(
-            "<span>" + esc(", ".join(f"{k} {v}" for k, v in sorted(versions.items()))) + "</span>"
-        )
-    settings = results.get("settings") or {}
-    if settings:
-        shown = ", ".join(
-            f"{k}={'/'.join(map(str, v)) if isinstance(v, list) else v}"
-            for k, v in sorted(settings.items())
-            if v not in ([], None, "")
-        )
-        parts.append(f"<span>settings: {esc(shown)}</span>")
-    parts.append("</div>")
-    if results.get("redacted"):
-        parts.append(
-            '<div class="banner">Redacted run (--ragproof-redact): questions, answers and '
-            "context texts are not in this report; ids and numbers only.</div>"
-        )
-    notes = results.get("notes") or []
-    if notes:
-        parts.append('<ul class="notes">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
-    return "".join(parts)
-
-
-def render_html(results: Mapping[str, Any], *, source: str | None = None) -> str:
-    """The report as one HTML document (a string); ``source``: the results file it is made
-    from (named where a shortened text is whole, see :func:`case_data`)."""
-    pipelines = _pipelines(results)
-    data = case_data(results, source=source)
-    sections = [
-        ("summary", "Summary", sec.summary(results, pipelines) + sec.thresholds(results)),
-        ("pass-fail", "Pass and fail", pass_fail(results, pipelines)),
-        ("aggregates", "Aggregates", aggregates(results, pipelines)),
-        ("distributions", "Score distributions", distributions(results, pipelines)),
-        ("components", "Component scores (RAGET-style)", _components(results, pipelines)),
-    ]
-    if isinstance(results.get("judges"), Mapping):
-        sections.insert(4, ("judges", "LLM judges", sec.judges(results["judges"])))
-    if any(is_flaky(c) for c in results.get("cases") or []):
-        sections.insert(1, ("flaky", "Flaky cases", sec.flaky(results)))
-    comparison = results.get("baseline")
-    if isinstance(comparison, Mapping):
-        chart = baseline_chart(comparison.get("aggregates") or [])
-        sections.append(("baseline", "Baseline comparison", sec.baseline(comparison, chart)))
-    sections.append(("cases", "Cases", _cases_section()))
-    nav = "".join(f'<a href="#{sid}">{esc(title)}</a>' for sid, title, _ in sections)
-    body = "".join(
-        f'<section id="{sid}"><h2>{esc(title)}</h2>{content}</section>'
-        for sid, title, content in sections
+    settings = doc.settings.model_dump(exclude_unset=True)  # as the document wrote them
+    shown = ", ".join(
+        f"{k}={'/'.join(map(str, v)) if isinstance(v, list) else v}"
+        for k, v in sorted(settings.items())
+        if v not in ([], None, "")
     )
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{esc(CSP)}">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<meta name="generator" content="pytest-ragproof">'
-        f"<title>ragproof report – {'passed' if results.get('passed') else 'failed'}</title>"
-        f"<style>{_asset('report.css')}</style></head>"
-        f"<body><header>{_header(results, pipelines)}</header><nav>{nav}</nav>"
-        f"<main>{body}</main>"
-        f'<script type="application/json" id="ragproof-data">{embed_json(data)}</script>'
-        f"<script>{_asset('report.js')}</script>"
-        "</body></html>\n"
+    return {
+        "datasets": datasets,
+        "pipelines": ", ".join(pipelines) or "none",
+        "run_id": doc.run_id,  # the id every output of the run carries
+        "versions": ", ".join(f"{k} {v}" for k, v in sorted(doc.versions.items())),
+        "settings": shown,
+        "redacted": doc.redacted,
+        "notes": list(doc.notes),
+    }
+
+
+def render_html(results: Mapping[str, Any] | Results, *, source: str | None = None) -> str:
+    """The report as one HTML document (a string); ``results``: the document, parsed or its
+    typed model; ``source``: the results file it is made from (named where a shortened text
+    is whole, see :func:`case_data`)."""
+    from markupsafe import Markup
+
+    from pytest_ragproof.reporting.templating import render
+
+    doc = as_model(results)
+    # The sections not typed yet (components, judges, the baseline chart) read the parsed
+    # document; a model given is dumped as the document it was read from.
+    raw = results if isinstance(results, Mapping) else doc.model_dump(exclude_unset=True)
+    pipelines = _pipelines(doc)
+    data = case_data(doc, source=source)
+    sections = [
+        ("summary", "Summary", sec.summary(doc, pipelines)),
+        ("pass-fail", "Pass and fail", pass_fail(doc, pipelines)),
+        ("aggregates", "Aggregates", aggregates(doc, pipelines)),
+        ("distributions", "Score distributions", distributions(doc, pipelines)),
+        ("components", "Component scores (RAGET-style)", _components(raw, pipelines)),
+    ]
+    judges = raw.get("judges")
+    if isinstance(judges, Mapping):
+        sections.insert(4, ("judges", "LLM judges", sec.judges(judges)))
+    if any(c.flaky for c in doc.cases):
+        sections.insert(1, ("flaky", "Flaky cases", sec.flaky(doc)))
+    comparison = raw.get("baseline")
+    if doc.baseline is not None and isinstance(comparison, Mapping):
+        chart = baseline_chart(comparison.get("aggregates") or [])
+        sections.append(("baseline", "Baseline comparison", sec.baseline(doc.baseline, chart)))
+    sections.append(("cases", "Cases", render("report/cases.html.j2")))
+    return str(
+        render(
+            "report/page.html.j2",
+            csp=CSP,
+            verdict="passed" if doc.passed else "failed",
+            sections=[{"id": i, "title": t, "content": c} for i, t, c in sections],
+            # The page's script reads the cases from here; embed_json leaves no "<", ">"
+            # or "&" in it, so it is markup for a <script> element as it is.
+            data_json=Markup(embed_json(data)),
+            **_header(doc, pipelines),
+        )
     )
 
 
@@ -291,35 +268,5 @@ _MAPPING = (
 
 
 def _components(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
-    if score_basis(sec.scores_of(results)) == BASIS_CORRECTNESS:
-        intro = (
-            '<p class="muted">Basis <b>answer_correctness</b>, as RAGET scores components: '
-            "per question type the mean judged answer_correctness of its cases, then per "
-            "component the mean over the question types aimed at it "
-            f"({_MAPPING}, scored by their verdict: a correct refusal is 1; knowledge base: "
-            "simple cases). Cases not judged are counted, never scored. A component without "
-            "any of its question types is not measured.</p>"
-        )
-    else:
-        intro = (
-            '<p class="muted">Basis <b>pass rate</b>: share of passed cases among the question '
-            f"types aimed at each component ({_MAPPING}; knowledge base: simple cases whose "
-            "widest retrieval cutoff found a relevant source). A component without any of its "
-            "question types is not measured.</p>"
-        )
-    return intro + sec.components(results, pipelines)
-
-
-def _cases_section() -> str:
-    return (
-        '<div class="controls">'
-        '<input type="search" id="filter" placeholder="filter: id, text, tag, source…" '
-        'aria-label="filter cases">'
-        '<label>kind <select id="kind"><option value="">all</option></select></label>'
-        '<label>status <select id="status"><option value="">any</option></select></label>'
-        '<label>metric column <select id="metric"></select></label>'
-        '<span id="case-count" class="muted"></span></div>'
-        '<table id="cases-table"><thead><tr></tr></thead><tbody></tbody></table>'
-        "<noscript><p>The per-case table needs JavaScript; every number is also in the "
-        "results JSON.</p></noscript>"
-    )
+    correctness = score_basis(sec.scores_of(results)) == BASIS_CORRECTNESS
+    return sec.components(results, pipelines, correctness=correctness, mapping=_MAPPING)

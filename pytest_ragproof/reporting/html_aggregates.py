@@ -8,29 +8,35 @@ over all cases, so the "all cases" chart draws it once per kind instead.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from markupsafe import Markup
 
 from pytest_ragproof.metrics import registry
-from pytest_ragproof.reporting.html_sections import esc, metric_order, num, table
+from pytest_ragproof.reporting.html_sections import metric_order, num
 from pytest_ragproof.reporting.svg import bar_chart, legend
+from pytest_ragproof.reporting.templating import render
+
+if TYPE_CHECKING:
+    from pytest_ragproof.results.models import Aggregate, Results
 
 STATS = ("mean", "min", "p50", "p90", "p95", "max")
 KIND_ORDER = ("qa", "unanswerable", "injection")
 # Seconds are not on the 0..1 scale of the bar charts; they stay in the tables.
 UNCHARTED = frozenset({"latency_s"})
 
-Keyed = dict[tuple[str, str], Mapping[str, Any]]
+Keyed = dict[tuple[str, str], "Aggregate"]
 
 
-def _selectors(aggregates: Sequence[Mapping[str, Any]]) -> list[str]:
-    seen = list(dict.fromkeys(str(a.get("selector")) for a in aggregates))
+def _selectors(aggregates: Sequence[Aggregate]) -> list[str]:
+    seen = list(dict.fromkeys(a.selector for a in aggregates))
     first = [s for s in ("*", *KIND_ORDER) if s in seen]
     return first + [s for s in seen if s not in first]
 
 
-def _by_metric(rows: Sequence[Mapping[str, Any]]) -> Keyed:
-    return {(str(a.get("pipeline")), str(a.get("metric"))): a for a in rows}
+def _by_metric(rows: Sequence[Aggregate]) -> Keyed:
+    return {(a.pipeline, a.metric): a for a in rows}
 
 
 def direction_by_kind(metric: str) -> bool:
@@ -39,19 +45,20 @@ def direction_by_kind(metric: str) -> bool:
     return spec is not None and bool(spec.lower_is_better_kinds)
 
 
-def _bounded(rows: Sequence[Mapping[str, Any]], metric: str) -> bool:
+def _bounded(rows: Sequence[Aggregate], metric: str) -> bool:
     return metric not in UNCHARTED and all(
-        0.0 <= float(v) <= 1.0
+        0.0 <= v <= 1.0
         for a in rows
-        if a.get("metric") == metric
-        for v in (a.get("values") or {}).values()
+        if a.metric == metric
+        for v in a.values.values()
+        if v is not None
     )
 
 
 def chart_groups(
     selector: str,
-    rows: Sequence[Mapping[str, Any]],
-    items: Sequence[Mapping[str, Any]],
+    rows: Sequence[Aggregate],
+    items: Sequence[Aggregate],
     pipelines: Sequence[str],
 ) -> list[tuple[str, list[float | None]]]:
     """The bar groups of one selector's chart: ``(label, mean per pipeline)``.
@@ -60,81 +67,77 @@ def chart_groups(
     kind (``abstained (qa)``, ``abstained (unanswerable)``), from the kinds' own rows.
     """
     by = _by_metric(rows)
-    per_kind = {k: _by_metric([a for a in items if a.get("selector") == k]) for k in KIND_ORDER}
+    per_kind = {k: _by_metric([a for a in items if a.selector == k]) for k in KIND_ORDER}
     groups: list[tuple[str, list[float | None]]] = []
-    for m in sorted({str(a.get("metric")) for a in rows}, key=metric_order):
+    for m in sorted({a.metric for a in rows}, key=metric_order):
         if not _bounded(rows, m):
             continue
         if selector == "*" and direction_by_kind(m):
             for kind, kind_by in per_kind.items():
-                values = [_mean(kind_by.get((p, m))) for p in pipelines]
+                values = [_stat(kind_by.get((p, m)), "mean") for p in pipelines]
                 if any(v is not None for v in values):
                     groups.append((f"{m} ({kind})", values))
             continue
-        values = [_mean(by.get((p, m))) for p in pipelines]
+        values = [_stat(by.get((p, m)), "mean") for p in pipelines]
         if any(v is not None for v in values):
             groups.append((m, values))
     return groups
 
 
-def aggregates(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
-    items = results.get("aggregates") or []
-    if not items:
-        return '<p class="muted">No aggregates (no scored cases).</p>'
-    out = [legend(pipelines)]
+def aggregates(doc: Results, pipelines: Sequence[str]) -> Markup:
+    items = doc.aggregates
+    blocks = []
     for selector in _selectors(items):
-        rows = [a for a in items if str(a.get("selector")) == selector]
+        rows = [a for a in items if a.selector == selector]
         by = _by_metric(rows)
-        metrics = sorted({str(a.get("metric")) for a in rows}, key=metric_order)
+        metrics = sorted({a.metric for a in rows}, key=metric_order)
         title = "all cases" if selector == "*" else f"selector {selector}"
-        # The first selector (all cases) is open; the others fold to keep the page short.
-        opened = " open" if selector == "*" else ""
-        out.append(f'<details class="selector"{opened}><summary><h3>{esc(title)}</h3></summary>')
-        out.append('<div class="agg">')
         groups = chart_groups(selector, rows, items, pipelines)
-        if groups:
-            out.append(f"<div>{bar_chart(f'mean per metric, {title}', groups, pipelines)}</div>")
         headers = ["metric"]
         for p in pipelines:
-            headers += [f"{esc(p)} mean", "min", "max", "n"]
+            headers += [f"{p} mean", "min", "max", "n"]
         table_rows = []
         for m in metrics:
-            row = [esc(m)]
+            row = [m]
             for p in pipelines:
                 a = by.get((p, m))
-                values = (a or {}).get("values") or {}
-                row += [num(values.get("mean")), num(values.get("min")), num(values.get("max"))]
+                row += [num(_stat(a, s)) for s in ("mean", "min", "max")]
                 row.append(_n(a))
             table_rows.append(row)
-        out.append(f"<div>{table(headers, table_rows, num_from=1)}")
         long_rows = [
-            [esc(m), esc(p), _n(by.get((p, m)))]
-            + [num(((by.get((p, m)) or {}).get("values") or {}).get(s), 4) for s in STATS]
+            [m, p, _n(by.get((p, m)))] + [num(_stat(by.get((p, m)), s), 4) for s in STATS]
             for m in metrics
             for p in pipelines
             if (p, m) in by
         ]
-        out.append(
-            "<details><summary>every statistic</summary>"
-            + table(["metric", "pipeline", "n", *STATS], long_rows, num_from=2)
-            + "</details></div></div></details>"
+        blocks.append(
+            {
+                "title": title,
+                # The first selector (all cases) is open; the others fold to keep the page short.
+                "open": selector == "*",
+                "chart": bar_chart(f"mean per metric, {title}", groups, pipelines)
+                if groups
+                else None,
+                "headers": headers,
+                "rows": table_rows,
+                "long_headers": ["metric", "pipeline", "n", *STATS],
+                "long_rows": long_rows,
+            }
         )
-    return "".join(out)
+    return render("report/aggregates.html.j2", blocks=blocks, legend=legend(pipelines))
 
 
-def _mean(a: Mapping[str, Any] | None) -> float | None:
-    if not a:
-        return None
-    value = (a.get("values") or {}).get("mean")
-    return None if value is None else float(value)
+def _stat(a: Aggregate | None, name: str) -> float | None:
+    """The statistic ``name`` (:data:`STATS`) of an aggregate row; None: no row or no value."""
+    return None if a is None else a.values.get(name)
 
 
-def _n(a: Mapping[str, Any] | None) -> str:
-    if not a:
+def _n(a: Aggregate | None) -> str:
+    if a is None:
         return "–"
     extra = []
-    if a.get("n_error"):
-        extra.append(f"{a['n_error']} error")
-    if a.get("n_missing"):
-        extra.append(f"{a['n_missing']} missing")
-    return esc(a.get("n")) + (f" ({esc(', '.join(extra))})" if extra else "")
+    if a.n_error:
+        extra.append(f"{a.n_error} error")
+    if a.n_missing:
+        extra.append(f"{a.n_missing} missing")
+    return str(a.n) + (f" ({', '.join(extra)})" if extra else "")

@@ -16,13 +16,16 @@ Everything comes from the results document; every label is escaped by :mod:`.svg
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from markupsafe import Markup
 
 from pytest_ragproof.metrics.selector import metric_label
 from pytest_ragproof.numeric import is_binary
 from pytest_ragproof.reporting.html_aggregates import KIND_ORDER, UNCHARTED
-from pytest_ragproof.reporting.html_sections import esc, metric_order
+from pytest_ragproof.reporting.html_sections import metric_order
 from pytest_ragproof.reporting.svg import (
     DeltaRow,
     HistogramPanel,
@@ -30,9 +33,14 @@ from pytest_ragproof.reporting.svg import (
     histogram,
     stacked_bars,
 )
+from pytest_ragproof.reporting.templating import call_macro
+
+if TYPE_CHECKING:
+    from pytest_ragproof.results.models import Case, Results
 
 __all__ = ["delta_rows", "distributions", "histogram_bins", "pass_fail"]
 
+_CHARTS = "report/charts.html.j2"
 STATUS_ORDER = ("passed", "failed", "error", "xfailed", "xpassed")
 BINS = 10
 BINARY_BINS = ("0", "1")
@@ -42,28 +50,24 @@ def _kind_key(kind: str) -> tuple[int, str]:
     return (KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER), kind)
 
 
-def _cases(results: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [c for c in results.get("cases") or [] if isinstance(c, Mapping)]
+def _cases(doc: Results) -> list[Case]:
+    return list(doc.cases)
 
 
-def _counts(cases: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for c in cases:
-        status = str(c.get("status", "error"))
-        out[status] = out.get(status, 0) + 1
-    return out
+def _counts(cases: Sequence[Case]) -> dict[str, int]:
+    return dict(Counter(c.status for c in cases))
 
 
-def pass_fail(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
+def pass_fail(doc: Results, pipelines: Sequence[str]) -> Markup:
     """Two stacked-bar charts: statuses per kind, then per question type."""
-    cases = _cases(results)
+    cases = _cases(doc)
     if not cases:
-        return '<p class="muted">No cases.</p>'
-    present = {str(c.get("status", "error")) for c in cases}
+        return call_macro(_CHARTS, "pass_fail", [])
+    present = {c.status for c in cases}
     statuses = [s for s in STATUS_ORDER if s in present]
     statuses += sorted(present - set(statuses))
     several = len(pipelines) > 1
-    kinds = sorted({str(c.get("kind", "")) for c in cases}, key=_kind_key)
+    kinds = sorted({c.kind for c in cases}, key=_kind_key)
 
     def rows_of(groups: Sequence[tuple[str, str | None, str | None]]) -> list[Any]:
         rows = []
@@ -72,8 +76,8 @@ def pass_fail(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
                 mine = [
                     c
                     for c in cases
-                    if str(c.get("pipeline")) == p
-                    and (kind is None or str(c.get("kind", "")) == kind)
+                    if c.pipeline == p
+                    and (kind is None or c.kind == kind)
                     and (question_type is None or _question_type(c) == question_type)
                 ]
                 if mine:
@@ -83,7 +87,7 @@ def pass_fail(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
     by_kind = rows_of([(k, k, None) for k in kinds])
     types: dict[str, set[str]] = {}
     for c in cases:
-        types.setdefault(_question_type(c), set()).add(str(c.get("kind", "")))
+        types.setdefault(_question_type(c), set()).add(c.kind)
     type_groups: list[tuple[str, str | None, str | None]] = []
     for qt in sorted(types, key=lambda t: (min(_kind_key(k) for k in types[t]), t)):
         if len(types[qt]) == 1:
@@ -96,15 +100,11 @@ def pass_fail(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
         ("per case kind", stacked_bars("case status per kind", by_kind, statuses)),
         ("per question type", stacked_bars("case status per question type", by_type, statuses)),
     ]
-    return (
-        '<div class="charts">'
-        + "".join(f"<figure><figcaption>{c}</figcaption>{svg}</figure>" for c, svg in figures)
-        + "</div>"
-    )
+    return call_macro(_CHARTS, "pass_fail", figures)
 
 
-def _question_type(case: Mapping[str, Any]) -> str:
-    return str(case.get("question_type") or "simple")
+def _question_type(case: Case) -> str:
+    return case.question_type or "simple"
 
 
 def histogram_bins(values: Sequence[float]) -> tuple[list[str], list[tuple[float, str]], bool]:
@@ -123,10 +123,10 @@ def _bin(value: float, binary: bool) -> int:
     return min(BINS - 1, math.floor(value * BINS + 1e-9))
 
 
-def _scores(cases: Sequence[Mapping[str, Any]], metric: str) -> list[float]:
+def _scores(cases: Sequence[Case], metric: str) -> list[float]:
     out = []
     for c in cases:
-        value = (c.get("metrics") or {}).get(metric)
+        value = c.metrics.get(metric)
         if isinstance(value, int | float) and not isinstance(value, bool):
             number = float(value)
             if math.isfinite(number):
@@ -134,15 +134,15 @@ def _scores(cases: Sequence[Mapping[str, Any]], metric: str) -> list[float]:
     return out
 
 
-def distributions(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
+def distributions(doc: Results, pipelines: Sequence[str]) -> Markup:
     """Per kind, a histogram of each 0..1 metric with one panel per pipeline."""
-    cases = _cases(results)
-    kinds = sorted({str(c.get("kind", "")) for c in cases}, key=_kind_key)
-    out: list[str] = []
+    cases = _cases(doc)
+    kinds = sorted({c.kind for c in cases}, key=_kind_key)
+    out: list[tuple[str, list[tuple[str, Markup]]]] = []
     for kind in kinds:
-        of_kind = [c for c in cases if str(c.get("kind", "")) == kind]
+        of_kind = [c for c in cases if c.kind == kind]
         metrics = sorted(
-            {str(m) for c in of_kind for m in c.get("metrics") or {}} - UNCHARTED,
+            {m for c in of_kind for m in c.metrics} - UNCHARTED,
             key=metric_order,
         )
         charts = []
@@ -153,7 +153,7 @@ def distributions(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
             bins, ticks, binary = histogram_bins(every)
             panels = []
             for i, p in enumerate(pipelines):
-                mine = [c for c in of_kind if str(c.get("pipeline")) == p]
+                mine = [c for c in of_kind if c.pipeline == p]
                 if not mine:
                     continue
                 values = _scores(mine, metric)
@@ -168,26 +168,10 @@ def distributions(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
                     caption = f"no score ({len(mine)} case(s))"
                 panels.append(HistogramPanel(p, counts, caption, i))
             title = f"distribution of {metric}, {kind} cases"
-            charts.append(
-                f"<figure><figcaption>{esc(metric)}</figcaption>"
-                f"{histogram(title, bins, ticks, panels)}</figure>"
-            )
-        if not charts:
-            continue
-        opened = "" if out else " open"  # the first kind is open, the others fold
-        out.append(
-            f'<details class="selector"{opened}><summary><h3>{esc(kind)} cases '
-            f'<span class="muted">({len(charts)} metric(s))</span></h3></summary>'
-            f'<div class="charts">{"".join(charts)}</div></details>'
-        )
-    if not out:
-        return '<p class="muted">No scores on the 0..1 scale.</p>'
-    intro = (
-        '<p class="muted">How the cases scored, per metric on the 0..1 scale: bins of 0.1 '
-        "(the last holds 1), or 0 and 1 for a metric whose every value is 0 or 1. Cases "
-        "without the metric are counted under the chart, never drawn as 0.</p>"
-    )
-    return intro + "".join(out)
+            charts.append((metric, histogram(title, bins, ticks, panels)))
+        if charts:  # the first kind drawn is open, the others fold
+            out.append((kind, charts))
+    return call_macro(_CHARTS, "distributions", out)
 
 
 def _bounded(a: Mapping[str, Any]) -> bool:
@@ -231,13 +215,9 @@ def _signed(value: float) -> str:
     return "0" if value == 0 else f"{value:+.3g}"
 
 
-def baseline_chart(changes: Sequence[Mapping[str, Any]]) -> str:
+def baseline_chart(changes: Sequence[Mapping[str, Any]]) -> Markup:
     rows = delta_rows(changes)
     if not rows:
-        return ""
-    return (
-        "<figure><figcaption>change of each compared mean (◆ regression, ● improved, "
-        "○ other), with its 95% interval (paired proportions for 0/1 metrics, else "
-        "paired t)</figcaption>"
-        f"{delta_chart('change of each compared mean against the baseline', rows)}</figure>"
-    )
+        return Markup("")
+    svg = delta_chart("change of each compared mean against the baseline", rows)
+    return call_macro(_CHARTS, "baseline_chart", svg)

@@ -94,12 +94,14 @@ def build_inspectorraget(
     labels: Sequence[Label] | None = None,
 ) -> dict[str, Any]:
     """The export as a dict, validated against the format (raises on any violation)."""
+    from pytest_ragproof.results.schema import as_model
+
     people = None
     if labels is not None:
         from pytest_ragproof.reporting.inspectorraget_people import People
 
         people = People.of(results, labels)
-    export = Builder(results, people).build(timestamp)
+    export = Builder(as_model(results), people).build(timestamp)
     validate_export(export)
     return export
 
@@ -109,8 +111,16 @@ def split_by_kind(results: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]
     cases = list(results.get("cases") or [])
     return [
         (kind, {**results, "cases": [c for c in cases if c.get("kind") == kind]})
-        for kind in Builder(results).kinds
+        for kind in _kinds(cases)
     ]
+
+
+def _kinds(cases: list[Any]) -> list[str]:
+    """The case kinds present, in the order of :data:`~pytest_ragproof.vocabulary.KINDS`."""
+    from pytest_ragproof.vocabulary import KINDS
+
+    present = {str(c.get("kind", "")) for c in cases}
+    return [k for k in KINDS if k in present] + sorted(present - set(KINDS))
 
 
 def kind_path(path: Path, kind: str) -> Path:

@@ -29,6 +29,7 @@ from pytest_ragproof.vocabulary import KINDS
 
 if TYPE_CHECKING:
     from pytest_ragproof.reporting.inspectorraget_people import People
+    from pytest_ragproof.results.models import Case, Results
 
 __all__ = ["REDACTED", "WORKER", "Builder", "export_time", "judge_order"]
 
@@ -51,21 +52,19 @@ def export_time(value: datetime | str | None) -> str:
 
 
 class Builder:
-    def __init__(self, results: Mapping[str, Any], people: People | None = None) -> None:
+    def __init__(self, results: Results, people: People | None = None) -> None:
         self.results = results
         self.people = people
-        self.redacted = bool(results.get("redacted"))
-        settings = results.get("settings") or {}
-        self.delivery = str(settings.get("injection_delivery", "append"))
-        self.cases: list[Mapping[str, Any]] = list(results.get("cases", []))
+        self.redacted = results.redacted
+        self.delivery = results.settings.injection_delivery
+        self.cases: list[Case] = list(results.cases)
         self.pipelines: list[str] = list(
-            results.get("pipelines") or sorted({str(c["pipeline"]) for c in self.cases})
+            results.pipelines or sorted({c.pipeline for c in self.cases})
         )
         # task key (dataset, id) -> records by pipeline, in first-seen order
-        self.by_task: dict[tuple[str, str], dict[str, Mapping[str, Any]]] = {}
+        self.by_task: dict[tuple[str, str], dict[str, Case]] = {}
         for case in self.cases:
-            key = (str(case.get("dataset", "")), str(case["id"]))
-            self.by_task.setdefault(key, {})[str(case["pipeline"])] = case
+            self.by_task.setdefault((case.dataset, case.id), {})[case.pipeline] = case
         ids = [cid for _, cid in self.by_task]
         clash = len(set(ids)) != len(ids)
         self.task_ids = {key: (f"{key[0]}::{key[1]}" if clash else key[1]) for key in self.by_task}
@@ -74,7 +73,7 @@ class Builder:
         self.left_out: set[str] = set()
         self.not_run = 0
         self.reasons: set[str] = set()  # judges whose reasons some evaluation carries
-        present = {str(c.get("kind", "")) for c in self.cases}
+        present: set[str] = {c.kind for c in self.cases}
         self.kinds = [k for k in KINDS if k in present] + sorted(present - set(KINDS))
 
     def text(self, value: Any) -> str:
@@ -83,14 +82,14 @@ class Builder:
     # -- documents -------------------------------------------------------------
     def collect_documents(self) -> None:
         for case in self.cases:
-            for ctx in case.get("contexts") or []:
-                cid = str(ctx["id"])
-                self.titles.setdefault(cid, str(ctx.get("document_id") or cid))
-                if ctx.get("text") and str(ctx["text"]).strip():
-                    self.texts.setdefault(cid, str(ctx["text"]))
+            for ctx in case.contexts or []:
+                cid = str(ctx.id)
+                self.titles.setdefault(cid, ctx.document_id or cid)
+                if ctx.text and ctx.text.strip():
+                    self.texts.setdefault(cid, ctx.text)
         for case in self.cases:
-            expected = [str(i) for i in case.get("expected_source_ids") or []]
-            refs = [r for r in case.get("reference_contexts") or [] if r and str(r).strip()]
+            expected = case.expected_source_ids
+            refs = [r for r in case.reference_contexts if r and r.strip()]
             if len(refs) == len(expected):
                 pairs = list(zip(expected, refs, strict=True))
             elif len(expected) == 1 and refs:
@@ -109,38 +108,38 @@ class Builder:
         return False
 
     # -- tasks -----------------------------------------------------------------
-    def task(
-        self, key: tuple[str, str], records: Mapping[str, Mapping[str, Any]]
-    ) -> dict[str, Any]:
+    def task(self, key: tuple[str, str], records: Mapping[str, Case]) -> dict[str, Any]:
         first = next(iter(records.values()))
         utterances = [
             {
-                "speaker": "agent" if m.get("role") == "assistant" else "user",
-                "text": self.text(m.get("content", "")),
+                "speaker": "agent" if m.role == "assistant" else "user",
+                "text": self.text("" if m.content is None else m.content),
             }
-            for m in first.get("conversation_history") or []
+            for m in first.conversation_history
         ]
-        question = first.get("question")
+        question = first.question
         asked = question if question is not None else ""
-        payload = first.get("adversarial_payload")
-        if payload and first.get("kind") == "injection" and self.delivery == "append":
+        payload = first.adversarial_payload
+        if payload and first.kind == "injection" and self.delivery == "append":
             asked = f"{asked}\n\n{payload}"  # exactly what the pipeline received
         utterances.append({"speaker": "user", "text": self.text(asked)})
-        expected = (str(sid) for sid in first.get("expected_source_ids") or [])
-        unique = [d for d in dict.fromkeys(expected) if self.has_document(d)]
-        answer = first.get("expected_answer")
+        unique = [d for d in dict.fromkeys(first.expected_source_ids) if self.has_document(d)]
+        answer = first.expected_answer
         planted = {
-            name: str(first[name])
-            for name in ("adversarial_payload", "canary")
-            if first.get(name) is not None and not self.redacted
+            name: value
+            for name, value in (
+                ("adversarial_payload", first.adversarial_payload),
+                ("canary", first.canary),
+            )
+            if value is not None and not self.redacted
         }
         return {
             **planted,
             "task_id": self.task_ids[key],
             "task_type": "rag",
-            "category": str(first.get("kind", "")),
-            "question_type": str(first.get("question_type", "")),
-            "tags": [str(t) for t in first.get("tags") or []],
+            "category": first.kind,
+            "question_type": first.question_type,
+            "tags": list(first.tags),
             "dataset": key[0],
             "input": utterances,
             "contexts": [{"document_id": d} for d in unique],
@@ -152,7 +151,7 @@ class Builder:
         self,
         task_id: str,
         pipeline: str,
-        record: Mapping[str, Any] | None,
+        record: Case | None,
         kinds: Mapping[str, str],
     ) -> dict[str, Any]:
         if record is None:
@@ -162,16 +161,16 @@ class Builder:
                 "model_response": "[not run in this session]",
                 "annotations": {"status": {WORKER: {"value": "not_run"}}},
             }
-        status = str(record.get("status", "error"))
+        status = record.status
         notes: dict[str, Any] = {"status": status}
         for name, value in case_metrics(record).items():
             notes[name] = annotation_value(name, value, kinds[name])
-        failures = [failure_line(f) for f in record.get("failures") or []]
+        failures = [failure_line(f) for f in record.failures]
         if status == "error":
-            judge_error = judge_error_text(record.get("judge_error"))
+            judge_error = judge_error_text(record.judge_error)
             failures.insert(
                 0,
-                f"error: {record.get('error_type') or 'unknown'}"
+                f"error: {record.error_type or 'unknown'}"
                 + (f": {judge_error}" if judge_error else ""),
             )
         if not self.redacted:
@@ -179,11 +178,11 @@ class Builder:
                 self.reasons.add(view["judge"])
                 notes[view["judge"] + REASONS_SUFFIX] = reason_text(view)
         notes[FAILURES_METRIC] = "; ".join(failures) or "none"
-        if record.get("retrieved_ids") is not None:
-            notes[RETRIEVED_METRIC] = ", ".join(record["retrieved_ids"]) or "(none)"
-        answer = record.get("answer")
+        if record.retrieved_ids is not None:
+            notes[RETRIEVED_METRIC] = ", ".join(record.retrieved_ids) or "(none)"
+        answer = record.answer
         if status == "error" and answer is None:
-            response = f"[error: {record.get('error_type') or 'unknown'}]"
+            response = f"[error: {record.error_type or 'unknown'}]"
         elif answer is None:
             response = REDACTED if self.redacted else "[no answer]"
         else:
@@ -193,9 +192,9 @@ class Builder:
             "model_id": pipeline,
             "model_response": response,
         }
-        contexts = record.get("contexts")
+        contexts = record.contexts
         if contexts is not None:  # what this pipeline retrieved, in rank order
-            ids = dict.fromkeys(str(c["id"]) for c in contexts)
+            ids = dict.fromkeys(str(c.id) for c in contexts)
             out["contexts"] = [{"document_id": d} for d in ids if self.has_document(d)]
         out["annotations"] = {k: {WORKER: {"value": v}} for k, v in notes.items()}
         if self.people is not None:
@@ -256,12 +255,12 @@ class Builder:
         }
 
     def name(self) -> str:
-        paths = [str(d.get("path", "")) for d in self.results.get("datasets", [])]
+        paths = [d.path for d in self.results.datasets]
         name = "pytest-ragproof: " + (", ".join(p for p in paths if p) or "results")
         return f"{name} ({self.kinds[0]} cases)" if len(self.kinds) == 1 else name
 
     def describe(self, kinds: Mapping[str, str]) -> str:
-        verdict = "passed" if self.results.get("passed") else "failed"
+        verdict = "passed" if self.results.passed else "failed"
         parts = [
             f"pytest-ragproof run ({verdict}): {len(self.by_task)} case(s) x "
             f"{len(self.pipelines)} pipeline(s). Tasks are cases (category = kind); models are "
@@ -300,7 +299,7 @@ class Builder:
                 + ", ".join(text_metrics)
                 + "."
             )
-        if any(c.get("status") == "error" for c in self.cases) or self.not_run:
+        if any(c.status == "error" for c in self.cases) or self.not_run:
             parts.append(
                 "Evaluations with status error or not_run have no scores; InspectorRAGet lists "
                 "their tasks as disqualified."

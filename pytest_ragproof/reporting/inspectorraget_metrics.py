@@ -29,10 +29,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof.metrics.judged import JUDGE_SPECS
 from pytest_ragproof.numeric import is_binary
+
+if TYPE_CHECKING:
+    from pytest_ragproof.results.models import Case, Failure
 
 STATUS_VALUES: tuple[tuple[str, int], ...] = (("passed", 1), ("failed", 0), ("error", 0))
 # 0/1 verdicts exported as categories: registry name -> (value for 1, value for 0)
@@ -57,10 +60,10 @@ RENAMED: dict[str, tuple[str, float]] = {"latency_s": ("latency_ms", 1000.0)}
 _SOURCE = {new: old for old, (new, _) in RENAMED.items()}
 
 
-def case_metrics(case: Mapping[str, Any]) -> dict[str, float]:
+def case_metrics(case: Case) -> dict[str, float]:
     """A case's metrics under their exported names and units."""
     out: dict[str, float] = {}
-    for name, value in (case.get("metrics") or {}).items():
+    for name, value in case.metrics.items():
         new, factor = RENAMED.get(name, (name, 1.0))
         out[new] = float(value) * factor
     return out
@@ -107,7 +110,7 @@ def value_range(values: Sequence[float]) -> list[float]:
     return [start, end, (end - start) / 10]
 
 
-def _values(cases: Sequence[Mapping[str, Any]], name: str) -> list[float]:
+def _values(cases: Sequence[Case], name: str) -> list[float]:
     values = (case_metrics(c) for c in cases)
     return [m[name] for m in values if name in m]
 
@@ -122,10 +125,10 @@ def _judged_order(name: str) -> tuple[int, int, str]:
     return (1, JUDGES.index(judge) if judge in JUDGES else len(JUDGES), name)
 
 
-def metric_kinds(cases: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+def metric_kinds(cases: Sequence[Case]) -> dict[str, str]:
     """Exported metric name -> ``numerical`` | ``categorical`` | ``text``, in export order."""
     names = sorted({m for c in cases for m in case_metrics(c)}, key=_judged_order)
-    scored = [case_metrics(c) for c in cases if c.get("status") in ("passed", "failed")]
+    scored = [case_metrics(c) for c in cases if c.status in ("passed", "failed")]
     kinds: dict[str, str] = {}
     for name in names:
         if any(name not in m for m in scored):
@@ -144,7 +147,7 @@ def _choices(pairs: Sequence[tuple[str, int]]) -> list[dict[str, Any]]:
 
 
 def declare_metrics(
-    cases: Sequence[Mapping[str, Any]],
+    cases: Sequence[Case],
     kinds: Mapping[str, str],
     *,
     not_run: bool,
@@ -231,12 +234,9 @@ def metric_entry(
     return out
 
 
-def failure_line(failure: Mapping[str, Any]) -> str:
-    observed = failure.get("observed")
-    if observed is None:
-        detail = f"{failure.get('metric')}: not available ({failure.get('reason')})"
+def failure_line(failure: Failure) -> str:
+    if failure.observed is None:
+        detail = f"{failure.metric}: not available ({failure.reason})"
     else:
-        detail = (
-            f"{failure.get('metric')} = {float(observed):.4g} (expected {failure.get('bound')})"
-        )
-    return f"{failure.get('expression')}: {detail}"
+        detail = f"{failure.metric} = {failure.observed:.4g} (expected {failure.bound})"
+    return f"{failure.expression}: {detail}"

@@ -35,6 +35,7 @@ from pytest_ragproof.numeric import is_binary
 
 if TYPE_CHECKING:
     from pytest_ragproof.labels import Label
+    from pytest_ragproof.results.models import Case
 
 __all__ = ["HUMAN_PREFIX", "HUMAN_SUFFIX", "People", "annotators_summary"]
 
@@ -79,10 +80,10 @@ class People:
                 out.kinds[metric] = "binary" if binary else "graded"
         return out
 
-    def annotate(self, record: Mapping[str, Any], annotations: dict[str, Any]) -> None:
+    def annotate(self, record: Case, annotations: dict[str, Any]) -> None:
         """Add the human metrics of one evaluation (its judge's verdict and people's)."""
-        votes = self.votes.get((str(record.get("pipeline")), str(record.get("id"))), {})
-        scores = record.get("metrics") or {}
+        votes = self.votes.get((record.pipeline, record.id), {})
+        scores = record.metrics
         for metric, kind in self.kinds.items():
             workers: dict[str, dict[str, Any]] = {}
             score = scores.get(metric)

@@ -20,9 +20,12 @@ no dataset text, stay.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof.judges import JUDGES, NOT_JUDGED_REASONS, judge_of, metrics_of
+
+if TYPE_CHECKING:
+    from pytest_ragproof.results.models import Case, JudgeError
 
 __all__ = ["GROUP_TITLES", "judge_error_text", "judge_views", "reason_text", "tone"]
 
@@ -105,14 +108,22 @@ def _details(details: Mapping[str, Any], ids: Sequence[Any]) -> dict[str, Any]:
     }
 
 
-def judge_views(case: Mapping[str, Any], *, redacted: bool) -> list[dict[str, Any]]:
-    """One view per judge that scored, judged or skipped this case (empty without judges)."""
-    judgements: Mapping[str, Any] = {} if redacted else (case.get("judgements") or {})
-    not_judged: Mapping[str, Any] = case.get("not_judged") or {}
-    metrics: Mapping[str, Any] = case.get("metrics") or {}
+def _case(case: Mapping[str, Any] | Case) -> Case:
+    from pytest_ragproof.results.models import Case
+
+    return case if isinstance(case, Case) else Case.model_validate(case)
+
+
+def judge_views(case: Mapping[str, Any] | Case, *, redacted: bool) -> list[dict[str, Any]]:
+    """One view per judge that scored, judged or skipped this case (a case entry, as its
+    typed model or parsed; empty without judges)."""
+    entry = _case(case)
+    judgements: Mapping[str, Any] = {} if redacted else (entry.judgements or {})
+    not_judged = entry.not_judged
+    metrics = entry.metrics
     judges = set(judgements) | set(not_judged)
     judges.update(j for j in map(judge_of, metrics) if j is not None)
-    ids = [c.get("id") for c in case.get("contexts") or []]
+    ids = [c.id for c in entry.contexts or []]
     views = []
     for judge in sorted(judges, key=_order):
         code = not_judged.get(judge)
@@ -129,18 +140,22 @@ def judge_views(case: Mapping[str, Any], *, redacted: bool) -> list[dict[str, An
     return views
 
 
-def judge_error_text(error: Mapping[str, Any] | None) -> str | None:
+def judge_error_text(error: Mapping[str, Any] | JudgeError | None) -> str | None:
     """E.g. ``judge step 'faithfulness/1' failed: LLMCallError (RateLimitError, HTTP 429,
-    3 attempt(s))``: types and status only, never a provider message."""
+    3 attempt(s))``: types and status only, never a provider message. ``error``: a case's
+    ``judge_error``, as its typed model or parsed."""
+    from pytest_ragproof.results.models import JudgeError
+
     if not error:
         return None
-    extra = [str(error[k]) for k in ("cause",) if error.get(k)]
-    if error.get("status"):
-        extra.append(f"HTTP {error['status']}")
-    if error.get("attempts"):
-        extra.append(f"{error['attempts']} attempt(s)")
+    e = error if isinstance(error, JudgeError) else JudgeError.model_validate(error)
+    extra = [e.cause] if e.cause else []
+    if e.status:
+        extra.append(f"HTTP {e.status}")
+    if e.attempts:
+        extra.append(f"{e.attempts} attempt(s)")
     detail = f" ({', '.join(extra)})" if extra else ""
-    return f"judge step '{error.get('step')}' failed: {error.get('type')}{detail}"
+    return f"judge step '{e.step}' failed: {e.type}{detail}"
 
 
 def _number(value: Any) -> str:

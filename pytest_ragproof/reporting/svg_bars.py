@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 
+from markupsafe import Markup
+
 from pytest_ragproof.reporting.svg_base import (
     BAR_H,
     GAP,
@@ -35,7 +37,7 @@ def bar_chart(
     *,
     plot_w: int = PLOT_W,
     max_value: float = 1.0,
-) -> str:
+) -> Markup:
     """Horizontal grouped bars: one group per label, one bar per series (pipeline).
 
     ``None`` values draw no bar and read "n/a" (a pipeline without that metric). The
@@ -76,7 +78,7 @@ def bar_chart(
             )
         y += group_h + GROUP_GAP
     out.append("</svg>")
-    return "".join(out)
+    return Markup("".join(out))
 
 
 # -- histograms ------------------------------------------------------------------------
@@ -102,7 +104,7 @@ def histogram(
     bins: Sequence[str],
     ticks: Sequence[tuple[float, str]],
     panels: Sequence[HistogramPanel],
-) -> str:
+) -> Markup:
     """Vertical histograms side by side, one panel per pipeline, on one count scale.
 
     ``bins`` name each bin (its tooltip: ``[0.3, 0.4)``); ``ticks`` are ``(position,
@@ -165,7 +167,7 @@ def histogram(
         )
         x += panel_w + HIST_GAP
     width = max(x - HIST_GAP, 1.0)
-    return "".join([*svg_open(title, width, height), *out, "</svg>"])
+    return Markup("".join([*svg_open(title, width, height), *out, "</svg>"]))
 
 
 # -- stacked bars of case statuses ----------------------------------------------------
@@ -195,7 +197,7 @@ def stacked_bars(
     title: str,
     rows: Sequence[tuple[str, str, Mapping[str, int]]],
     statuses: Sequence[str],
-) -> str:
+) -> Markup:
     """One 100% bar per row, its segments the share of each status, counts beside it.
 
     ``rows`` are ``(group, pipeline, counts)``: the group (a kind, a question type) is
@@ -257,4 +259,4 @@ def stacked_bars(
         )
         y += row_h
         previous = group
-    return "".join([*svg_open(title, width, y + GAP), *legend_items, *out, "</svg>"])
+    return Markup("".join([*svg_open(title, width, y + GAP), *legend_items, *out, "</svg>"]))

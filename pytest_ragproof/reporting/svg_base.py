@@ -15,6 +15,8 @@ import unicodedata
 from collections.abc import Sequence
 from html import escape
 
+from markupsafe import Markup
+
 __all__ = [
     "BAR_H",
     "FONT",
@@ -144,12 +146,12 @@ def color(i: int) -> str:
     return PALETTE[i % len(PALETTE)]
 
 
-def legend(series: Sequence[str]) -> str:
+def legend(series: Sequence[str]) -> Markup:
     items = "".join(
         f'<span><i style="background:{color(i)}"></i>{escape(name)}</span>'
         for i, name in enumerate(series)
     )
-    return f'<div class="legend">{items}</div>'
+    return Markup(f'<div class="legend">{items}</div>')
 
 
 def label_width(labels: Sequence[str], size: float = FONT, *, bold: bool = False) -> int:

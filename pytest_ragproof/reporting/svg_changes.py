@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
+from markupsafe import Markup
+
 from pytest_ragproof.reporting.svg_base import (
     LINE_H,
     MAX_LABEL_W,
@@ -58,7 +60,7 @@ def _marker(kind: str, x: float, y: float, tip: str) -> str:
     )
 
 
-def delta_chart(title: str, rows: Sequence[DeltaRow], *, limit: float = 1.0) -> str:
+def delta_chart(title: str, rows: Sequence[DeltaRow], *, limit: float = 1.0) -> Markup:
     """A dot-and-whisker chart: per row the change of the mean (dot) and its interval.
 
     The axis is symmetric around 0 and reaches the largest |value| drawn, rounded up to
@@ -137,7 +139,7 @@ def delta_chart(title: str, rows: Sequence[DeltaRow], *, limit: float = 1.0) -> 
         f'dominant-baseline="middle" font-size="11" fill="#5b6572">'
         f"{escape(axis_note)}</text>"
     )
-    return "".join([*svg_open(title, width, plot_bottom + 38), *out, "</svg>"])
+    return Markup("".join([*svg_open(title, width, plot_bottom + 38), *out, "</svg>"]))
 
 
 # -- a metric over runs -------------------------------------------------------------------
@@ -168,7 +170,7 @@ def trend_chart(
     *,
     bound: tuple[str, float] | None = None,
     caption: str = "",
-) -> str:
+) -> Markup:
     """A metric's value over runs, oldest left: a line through a dot per run, the gate's
     bound as a dashed line named beside it, and the newest value written at the end.
 
@@ -266,4 +268,4 @@ def trend_chart(
             f'<text x="{plot_x}" y="{plot_top + TREND_PLOT_H + 22:.1f}" '
             f'dominant-baseline="middle" font-size="11">{escape(caption)}</text>'
         )
-    return "".join([*svg_open(title, width, height), *out, "</svg>"])
+    return Markup("".join([*svg_open(title, width, height), *out, "</svg>"]))

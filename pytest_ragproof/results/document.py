@@ -7,9 +7,12 @@ import platform
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof.results.digest import DIGEST_COVERS, digest
+
+if TYPE_CHECKING:
+    from pytest_ragproof.results.models import Results
 
 RESULTS_FORMAT = "ragproof.results/1"
 
@@ -99,6 +102,20 @@ def read_results(path: Path, *, check: bool = False, shown: str | None = None) -
 
         check_results(data, shown or str(path))
     return data
+
+
+def read_model(path: Path, *, check: bool = False, shown: str | None = None) -> Results:
+    """A results file as its typed model (:class:`~pytest_ragproof.results.models.Results`).
+
+    ``check``: validated as :func:`read_results` validates it (merges, baselines); without
+    it, the schema only (:func:`pytest_ragproof.results.schema.results_model`).
+    """
+    from pytest_ragproof.results.schema import load_results, results_model
+
+    data = read_results(path)
+    return (
+        load_results(data, shown or str(path)) if check else results_model(data, shown or str(path))
+    )
 
 
 #: A ``\\uD800``-``\\uDFFF`` escape: half of a surrogate pair, which alone is no character.

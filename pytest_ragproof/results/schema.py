@@ -1,106 +1,28 @@
-"""The shape of a results document as ``ragproof merge`` and baselines read it (pydantic).
+"""A parsed results document as its typed model (:mod:`pytest_ragproof.results.models`).
 
-:func:`check_results` validates a parsed ``ragproof.results/1`` document once, on
-read: the fields merging and comparing use have the right types, every metric is
-a finite number inside its range, no case appears twice, and, when the file
-carries one, its digest matches its contents (an edited or truncated file); a file
-of a release that writes digests must carry one. Each
-refusal is a :class:`~pytest_ragproof.errors.ConfigError` naming the file, the
-case and the field, never the text of a case. Imported only where a results file
-is read (pydantic is not loaded by a plain pytest run).
+:func:`results_model` checks the schema and returns the model every reader reads;
+:func:`load_results` (and :func:`check_results`, which keeps no model) checks a parsed
+``ragproof.results/1`` document once, on read, as merges and baselines need it: the
+fields merging and comparing use have the right types, every metric is a finite number
+inside its range, no case appears twice, and, when the file carries one, its digest
+matches its contents (an edited or truncated file); a file of a release that writes
+digests must carry one. Each refusal is a :class:`~pytest_ragproof.errors.ConfigError`
+naming the file, the case and the field, never the text of a case. Imported only where
+a results file is read (pydantic is not loaded by a plain pytest run).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError
+from pydantic import ValidationError
 
 from pytest_ragproof.errors import ConfigError
+from pytest_ragproof.results.models import CheckedResults, Results
 
-__all__ = ["check_results", "metric_range"]
-
-Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
-Count = Annotated[StrictInt, Field(ge=0)]
-Status = Literal["passed", "failed", "error", "xfailed", "xpassed"]
-
-
-class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-
-class _Failure(_Open):
-    expression: StrictStr
-    metric: StrictStr
-    observed: Number | None
-    bound: StrictStr
-    reason: StrictStr
-
-
-class _Case(_Open):
-    id: StrictStr
-    pipeline: StrictStr
-    dataset: StrictStr
-    nodeid: StrictStr
-    kind: Literal["qa", "unanswerable", "injection"]
-    status: Status
-    metrics: dict[StrictStr, Number]
-    failures: list[_Failure] = []
-    tags: list[StrictStr] = []
-    latency_s: Number | None = None
-
-
-class _Dataset(_Open):
-    path: StrictStr
-    sha256: StrictStr
-    frozen: StrictBool
-    cases: Count
-
-
-class _Shard(_Open):
-    k: Annotated[StrictInt, Field(ge=1)]
-    n: Annotated[StrictInt, Field(ge=1)]
-
-
-class _Git(_Open):
-    commit: StrictStr | None = None
-    branch: StrictStr | None = None
-
-
-class _Run(_Open):
-    shard: _Shard | None
-    population: Count
-    datasets: dict[StrictStr, Count]
-    deselected: list[StrictStr]
-    skipped: list[StrictStr]
-    missing: list[StrictStr]
-    stopped: StrictBool
-    not_selected: list[StrictStr]
-    notes: list[StrictStr]
-    config: dict[StrictStr, Any]
-    git: _Git | None = None
-    skip_reasons: dict[StrictStr, StrictStr] | None = None  # written when a case was skipped
-
-
-class _Digest(_Open):
-    sha256: Annotated[StrictStr, Field(pattern=r"^[0-9a-f]{64}$")]
-    covers: list[StrictStr]
-
-
-class _Results(_Open):
-    format: Literal["ragproof.results/1"]
-    passed: StrictBool
-    datasets: list[_Dataset]
-    settings: dict[StrictStr, Any]
-    pipelines: list[StrictStr] = []
-    cases: list[_Case]
-    thresholds: list[dict[StrictStr, Any]] = []
-    notes: list[StrictStr] = []
-    run: _Run | None = None
-    run_id: StrictStr | None = None
-    digest: _Digest | None = None
+__all__ = ["as_model", "check_results", "load_results", "metric_range", "results_model"]
 
 
 def metric_range(name: str) -> tuple[float, float] | None:
@@ -147,11 +69,19 @@ def _kind_of(value: Any) -> str:
 _FIX = "was it edited by hand? write it again with --ragproof-report (or ragproof merge -o)"
 
 
-def check_results(doc: Mapping[str, Any], name: str) -> None:
-    """Refuse (ConfigError naming ``name``, the case and the field) a document that merging
-    or comparing cannot trust."""
+def results_model(doc: Mapping[str, Any], name: str = "the results document") -> Results:
+    """The typed model of a parsed document (:class:`~pytest_ragproof.results.models.Results`):
+    what a renderer reads of any document, the one a run has just built, a hand-built one or
+    a file read without :func:`load_results`'s checks (a part it lacks is its default).
+
+    ConfigError naming ``name`` and the field when a part has the wrong type.
+    """
+    return _validated(Results, doc, name)
+
+
+def _validated(model: type[Results], doc: Mapping[str, Any], name: str) -> Results:
     try:
-        _Results.model_validate(doc)
+        return model.model_validate(doc)
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
         loc = tuple(err["loc"])
@@ -162,16 +92,29 @@ def check_results(doc: Mapping[str, Any], name: str) -> None:
         else:
             problem = f"{err['msg'].rstrip('.')}, got {_kind_of(err.get('input'))}"
         raise ConfigError(f"{name}: {_where(doc, loc)}: {problem}; {_FIX}") from None
+
+
+def as_model(doc: Mapping[str, Any] | Results, name: str = "the results document") -> Results:
+    """``doc`` as its model: the model itself, or :func:`results_model` of a parsed one."""
+    return doc if isinstance(doc, Results) else results_model(doc, name)
+
+
+def load_results(doc: Mapping[str, Any], name: str) -> Results:
+    """The typed model of a document that merging or comparing can trust; ConfigError
+    (naming ``name``, the case and the field) for one it cannot: the schema with the fields
+    they read required (:class:`~pytest_ragproof.results.models.CheckedResults`), a case
+    twice, a metric outside its range, the digest."""
+    results = _validated(CheckedResults, doc, name)
     seen: dict[tuple[str, str], int] = {}
-    for i, case in enumerate(doc["cases"]):
-        key = (case["pipeline"], case["id"])
+    for i, case in enumerate(results.cases):
+        key = (case.pipeline, case.id)
         if key in seen:
             raise ConfigError(
                 f"{name}: {_case_label(doc, i)}, field id: the case appears twice for pipeline "
                 f"{key[0]} (first at cases[{seen[key]}]); {_FIX}"
             )
         seen[key] = i
-        for metric, value in case["metrics"].items():
+        for metric, value in case.metrics.items():
             bounds = metric_range(metric)
             if bounds is not None and not bounds[0] <= value <= bounds[1]:
                 high = "" if math.isinf(bounds[1]) else f" and {bounds[1]:g}"
@@ -180,6 +123,13 @@ def check_results(doc: Mapping[str, Any], name: str) -> None:
                     f"the metric's range (between {bounds[0]:g}{high}); {_FIX}"
                 )
     _check_digest(doc, name)
+    return results
+
+
+def check_results(doc: Mapping[str, Any], name: str) -> None:
+    """Refuse (ConfigError naming ``name``, the case and the field) a document that merging
+    or comparing cannot trust (:func:`load_results`, its model not kept)."""
+    load_results(doc, name)
 
 
 def _release(doc: Mapping[str, Any]) -> tuple[int, ...] | None:

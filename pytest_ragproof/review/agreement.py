@@ -3,7 +3,7 @@
 It renders :func:`pytest_ragproof.labels.agreement` over the results and labels the
 app shows, with the command's defaults (cut 0.5, 1000 bootstrap resamples, seed 0),
 so ``ragproof judge-check --results R --labels L`` prints the same numbers. Each
-disagreement links to its case page.
+disagreement links to its case page. The markup is the template ``review/agreement.html.j2``.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from pytest_ragproof.reporting.templating import render
 from pytest_ragproof.review.app import Area
-from pytest_ragproof.review.html import Html, join, table, tag
 from pytest_ragproof.review.layout import APP_KEY, NavItem, page
 from pytest_ragproof.review.results import ResultsReview
 
@@ -85,103 +85,61 @@ async def agreement_page(request: Request) -> Response:
         )
     if report.unmatched:
         summary.append(f"{report.unmatched} of cases not in these results")
-    sections: list[Html] = []
+    metrics = []
     for m in report.metrics:
         columns = BINARY if m.judge.labels == "binary" else GRADED
-        headers = ["reviewer", "items", *(t for _, t in columns)]
-        rows = [
-            tag(
-                "tr",
-                tag("td", name),
-                tag("td", str(fig.measured), class_="num"),
-                [
-                    tag("td", cell(fig.figures, key), class_="num", data_figure=key)
-                    for key, _ in columns
-                ],
-                data_reviewer=name,
-            )
-            for name, fig in [("all reviewers", m.judge), *m.by_reviewer.items()]
-        ]
-        between = people_line(m.people.to_dict())
-        extra: list[Html] = [tag("p", between, class_="muted people")]
+        notes = [people_line(m.people.to_dict())]
         if m.judge.not_judged:
-            extra.append(
-                tag(
-                    "p",
-                    "labels without a judge score: "
-                    + ", ".join(f"{n} {why}" for why, n in sorted(m.judge.not_judged.items())),
-                    class_="muted",
-                )
+            notes.append(
+                "labels without a judge score: "
+                + ", ".join(f"{n} {why}" for why, n in sorted(m.judge.not_judged.items()))
             )
         if m.claims is not None:
             c = m.claims
-            extra.append(
-                tag(
-                    "p",
-                    f"claims: {c.given} verdict(s) given: {c.agree} agree with the judge, "
-                    f"{c.overruled} overrule it, {c.missing} not in its list",
-                    class_="muted",
-                )
+            notes.append(
+                f"claims: {c.given} verdict(s) given: {c.agree} agree with the judge, "
+                f"{c.overruled} overrule it, {c.missing} not in its list"
             )
-        sections.append(
-            tag(
-                "section",
-                tag(
-                    "h2",
-                    m.metric,
-                    " ",
-                    tag(
-                        "span",
-                        "0/1 labels" if m.judge.labels == "binary" else "graded labels",
-                        class_="badge",
-                    ),
-                ),
-                table(headers, rows, class_="figures"),
-                join(extra),
-                data_metric=m.metric,
-            )
+        metrics.append(
+            {
+                "metric": m.metric,
+                "kind": "0/1 labels" if m.judge.labels == "binary" else "graded labels",
+                "columns": columns,
+                "rows": [
+                    {
+                        "name": name,
+                        "measured": str(fig.measured),
+                        "cells": [(key, cell(fig.figures, key)) for key, _ in columns],
+                    }
+                    for name, fig in [("all reviewers", m.judge), *m.by_reviewer.items()]
+                ],
+                "notes": notes,
+            }
         )
     disagreements = [
-        tag(
-            "tr",
-            tag(
-                "td",
-                tag("a", d.case_id, href=f"/case/{index[(d.case_id, d.pipeline)]}")
-                if (d.case_id, d.pipeline) in index
-                else d.case_id,
-            ),
-            tag("td", d.pipeline),
-            tag("td", d.metric),
-            tag("td", f"{d.judge_score:.3f}", class_="num"),
-            tag("td", f"{d.verdict:g}", class_="num"),
-            tag("td", d.reviewer),
-        )
+        {
+            "case_id": d.case_id,
+            "href": f"/case/{index[(d.case_id, d.pipeline)]}"
+            if (d.case_id, d.pipeline) in index
+            else None,
+            "pipeline": d.pipeline,
+            "metric": d.metric,
+            "judge": f"{d.judge_score:.3f}",
+            "person": f"{d.verdict:g}",
+            "reviewer": d.reviewer,
+        }
         for d in report.disagreements
     ]
-    body = join(
-        [
-            tag("h1", "Agreement: the judges against people"),
-            tag("p", " · ".join(summary), class_="muted", id="agreement-summary"),
-            tag(
-                "p",
-                f"A judge score of at least {report.cut:g} reads as yes. Intervals: 95% percentile "
-                f"bootstrap, {report.resamples} resamples, seed {report.seed} — the figures "
-                f"ragproof judge-check --results {review.results_path.name} --labels "
-                f"{review.labels_path.name} prints.",
-                class_="muted",
-            ),
-            join(sections) if sections else tag("p", "no fresh label yet", class_="note"),
-            tag("h2", f"Disagreements ({len(disagreements)})"),
-            (
-                table(
-                    ("case", "pipeline", "metric", "judge", "person", "reviewer"),
-                    disagreements,
-                    id="disagreements",
-                )
-                if disagreements
-                else tag("p", "none", class_="muted")
-            ),
-        ]
+    body = render(
+        "review/agreement.html.j2",
+        summary=" · ".join(summary),
+        cut=f"{report.cut:g}",
+        resamples=report.resamples,
+        seed=report.seed,
+        results_name=review.results_path.name,
+        labels_name=review.labels_path.name,
+        metrics=metrics,
+        disagreements=disagreements,
     )
     return page(request, title="Agreement", area=AREA, body=body)
 

@@ -9,17 +9,23 @@ Keys: ``y``/``n`` answer the current metric (the first not yet labelled; ↑/↓
 ``j``/``k`` (or →/←) next/previous case, ``s`` the next case not yet reviewed,
 ``u`` undo.
 
-This module builds the list and the case page and lists the routes; the parts of a
-case come from :mod:`.cases_parts`, the verdict forms and their writes from
-:mod:`.cases_labels`.
+This module gathers what the list and the case page show (the case page's links in a
+:class:`Pager`) and lists the routes; the markup is the templates ``review/cases.html.j2``
+and ``review/case.html.j2``; the parts of a case come from :mod:`.cases_parts`, the
+verdict forms and their writes from :mod:`.cases_labels`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from pytest_ragproof.reporting.templating import render
 from pytest_ragproof.review.app import Area
 from pytest_ragproof.review.cases_common import (
     AREA,
@@ -33,7 +39,7 @@ from pytest_ragproof.review.cases_labels import label as post_label
 from pytest_ragproof.review.cases_labels import metric_row
 from pytest_ragproof.review.cases_labels import undo as post_undo
 from pytest_ragproof.review.cases_parts import contexts_of, conversation_of, scores_of
-from pytest_ragproof.review.html import Html, join, table, tag
+from pytest_ragproof.review.html import Html
 from pytest_ragproof.review.layout import (
     NavItem,
     all_done,
@@ -49,6 +55,37 @@ from pytest_ragproof.review.results import FILTERS, ResultsReview, Snapshot
 __all__ = ["case_href", "cases_area"]
 
 
+@dataclass(frozen=True)
+class Pager:
+    """Where the case page's links and keys lead: the previous and next case of the
+    filter, the next not yet reviewed, and the list (hrefs; None: nowhere to go)."""
+
+    n: int
+    total: int
+    prev: str | None
+    next: str | None
+    skip: str | None
+    list: str
+
+
+def pager_of(snapshot: Snapshot, show: str, index: int) -> Pager:
+    """The pager of case ``index`` (0-based) under the filter ``show``."""
+    before, after = neighbours(snapshot.sequence, snapshot.order(show), index)
+    skip = following(snapshot.sequence, snapshot.order("unreviewed"), index)
+
+    def href(i: int | None) -> str | None:
+        return None if i is None else case_href(i + 1, show)
+
+    return Pager(
+        n=index + 1,
+        total=len(snapshot.cases),
+        prev=href(before),
+        next=href(after),
+        skip=href(skip),
+        list="/cases" + (f"?filter={show}" if show != "all" else ""),
+    )
+
+
 def _filters(snapshot: Snapshot, show: str, n: int | None) -> Html:
     links = []
     for name, label in FILTERS.items():
@@ -60,15 +97,15 @@ def _filters(snapshot: Snapshot, show: str, n: int | None) -> Html:
             else (f"/cases?filter={name}" if name != "all" else "/cases")
         )
         links.append(
-            tag(
-                "a",
-                f"{label} ({len(order)})",
-                href=href,
-                class_="active" if name == show else None,
-                data_filter=name,
-            )
+            {
+                "href": href,
+                "active": name == show,
+                "name": name,
+                "label": label,
+                "count": len(order),
+            }
         )
-    return tag("p", "show: ", links, class_="filters")
+    return render("review/filters.html.j2", filters=links)
 
 
 async def list_page(request: Request) -> Response:
@@ -83,44 +120,33 @@ async def list_page(request: Request) -> Response:
             for m, _ in snapshot.metrics[i]
         ]
         rows.append(
-            tag(
-                "tr",
-                tag("td", tag("a", case["id"], href=case_href(i + 1, show))),
-                tag("td", case.get("pipeline")),
-                tag("td", case.get("kind")),
-                tag(
-                    "td",
-                    tag("span", case.get("status"), class_=f"badge status-{case.get('status')}"),
-                ),
-                tag("td", len(snapshot.metrics[i]), class_="num"),
-                tag("td", sum(1 for m in mine if m is not None), class_="num"),
-                tag("td", "yes" if snapshot.disagreement(i) else ""),
-                data_case=str(case["id"]),
-            )
+            {
+                "id": str(case["id"]),
+                "href": case_href(i + 1, show),
+                "pipeline": case.get("pipeline"),
+                "kind": case.get("kind"),
+                "status": case.get("status"),
+                "judged": len(snapshot.metrics[i]),
+                "labelled": sum(1 for m in mine if m is not None),
+                "disagreement": snapshot.disagreement(i),
+            }
         )
     done, total = snapshot.progress()
-    body = join(
-        [
-            tag("h1", f"Cases of {review.results_path.name}"),
-            progress(done, total, "judged case(s) reviewed"),
-            _all_reviewed(review, snapshot),
-            _label_summary(review, snapshot),
-            _filters(snapshot, show, None),
-            table(
-                (
-                    "case",
-                    "pipeline",
-                    "kind",
-                    "status",
-                    "judged",
-                    "your labels",
-                    "people ≠ judge",
-                ),
-                rows,
-                class_="list",
-                id="cases",
-            ),
-        ]
+    state = snapshot.state
+    summary = [f"labels: {review.labels_path.name}", f"{len(state.fresh)} counted"]
+    if state.stale:
+        summary.append(f"{len(state.stale)} stale (not counted)")
+    if state.unmatched:
+        summary.append(f"{len(state.unmatched)} of cases not in these results")
+    body = render(
+        "review/cases.html.j2",
+        results_name=review.results_path.name,
+        progress=progress(done, total, "judged case(s) reviewed"),
+        all_reviewed=_all_reviewed(review, snapshot),
+        labels_path=str(review.labels_path),
+        label_summary=" · ".join(summary),
+        filters=_filters(snapshot, show, None),
+        rows=rows,
     )
     return page(request, title="Cases", area=AREA, body=body)
 
@@ -144,16 +170,24 @@ def _all_reviewed(review: ResultsReview, snapshot: Snapshot) -> Html:
     )
 
 
-def _label_summary(review: ResultsReview, snapshot: Snapshot) -> Html:
-    state = snapshot.state
-    parts = [f"labels: {review.labels_path.name}", f"{len(state.fresh)} counted"]
-    if state.stale:
-        parts.append(f"{len(state.stale)} stale (not counted)")
-    if state.unmatched:
-        parts.append(f"{len(state.unmatched)} of cases not in these results")
-    return tag(
-        "p", " · ".join(parts), class_="muted", id="label-summary", title=str(review.labels_path)
-    )
+def _case_view(case: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a case the page shows (the template escapes every one)."""
+    return {
+        "id": case["id"],
+        "pipeline": case.get("pipeline"),
+        "kind": case.get("kind"),
+        "question_type": case.get("question_type"),
+        "status": case.get("status"),
+        "question": case.get("question"),
+        "answer": case.get("answer"),
+        "expected_answer": case.get("expected_answer"),
+        "expected_sources": ", ".join(str(s) for s in case.get("expected_source_ids") or []),
+        "reference_contexts": [
+            c for c in case.get("reference_contexts") or [] if isinstance(c, str)
+        ],
+        "adversarial_payload": case.get("adversarial_payload"),
+        "canary": case.get("canary"),
+    }
 
 
 async def case_page(request: Request) -> Response:
@@ -166,11 +200,7 @@ async def case_page(request: Request) -> Response:
         return missing
     index = n - 1
     case = snapshot.cases[index]
-    before, after = neighbours(snapshot.sequence, snapshot.order(show), index)
-    prev_n = None if before is None else before + 1
-    next_n = None if after is None else after + 1
-    skip = following(snapshot.sequence, snapshot.order("unreviewed"), index)
-    skip_n = None if skip is None else skip + 1
+    pager = pager_of(snapshot, show, index)
     metrics = snapshot.metrics[index]
     first_open = next(
         (
@@ -181,149 +211,35 @@ async def case_page(request: Request) -> Response:
         ),
         metrics[0][0] if metrics else None,
     )
-    rows = [
-        metric_row(request, snapshot, case, n, show, m, kind, m == first_open)
-        for m, kind in metrics
-    ]
     done, total = snapshot.progress()
-    reference = join(
-        [
-            tag(
-                "p",
-                case.get("expected_answer") or "(no expected answer)",
-                class_="text",
-                id="reference",
-            ),
-            (
-                tag(
-                    "p",
-                    "expected sources: ",
-                    ", ".join(str(s) for s in case.get("expected_source_ids") or []),
-                )
-                if case.get("expected_source_ids")
-                else ""
-            ),
-            join(
-                tag("blockquote", c, class_="text")
-                for c in case.get("reference_contexts") or []
-                if isinstance(c, str)
-            ),
-        ]
-    )
-    injection = (
-        join(
-            [
-                tag("h2", "Planted payload"),
-                tag("p", case.get("adversarial_payload"), class_="text"),
-                tag("p", "canary: ", tag("code", case.get("canary"))) if case.get("canary") else "",
-            ]
-        )
-        if case.get("adversarial_payload")
-        else ""
-    )
-    pager = tag(
-        "p",
-        steps(
-            n,
-            len(snapshot.cases),
-            case_href(prev_n, show) if prev_n else None,
-            case_href(next_n, show) if next_n else None,
+    body = render(
+        "review/case.html.j2",
+        case=_case_view(case),
+        n=n,
+        show=show,
+        pager=pager,
+        progress=progress(done, total, "judged case(s) reviewed"),
+        all_reviewed=_all_reviewed(review, snapshot),
+        filters=_filters(snapshot, show, n),
+        steps=(steps(n, pager.total, pager.prev, pager.next)),
+        keys=keys(
+            ("y / n", "yes / no on the current metric"),
+            ("↑ / ↓", "another metric"),
+            ("j / →", "next case"),
+            ("k / ←", "previous case"),
+            ("s", "next not yet reviewed"),
+            ("u", "undo"),
         ),
-        " · ",
-        tag("a", "list", href="/cases" + (f"?filter={show}" if show != "all" else "")),
-        class_="pager",
+        conversation=conversation_of(case),
+        contexts=contexts_of(case),
+        rows=[
+            metric_row(request, snapshot, case, n, show, m, kind, m == first_open)
+            for m, kind in metrics
+        ],
+        token_field=hidden_token(request),
+        scores=scores_of(case, {m for m, _ in metrics}),
     )
-    undo = tag(
-        "form",
-        hidden_token(request),
-        tag("input", type="hidden", name="filter", value=show),
-        tag("button", "undo my last label here ", tag("kbd", "u"), type="submit"),
-        method="post",
-        action=f"/case/{n}/undo",
-        id="undo",
-    )
-    body = join(
-        [
-            tag(
-                "header",
-                tag("h1", case["id"]),
-                tag("span", case.get("pipeline"), class_="badge"),
-                tag("span", case.get("kind"), class_="badge"),
-                tag("span", case.get("question_type"), class_="badge")
-                if case.get("question_type")
-                else "",
-                tag("span", case.get("status"), class_=f"badge status-{case.get('status')}"),
-                class_="case-head",
-            ),
-            progress(done, total, "judged case(s) reviewed"),
-            _all_reviewed(review, snapshot),
-            _filters(snapshot, show, n),
-            pager,
-            keys(
-                ("y / n", "yes / no on the current metric"),
-                ("↑ / ↓", "another metric"),
-                ("j / →", "next case"),
-                ("k / ←", "previous case"),
-                ("s", "next not yet reviewed"),
-                ("u", "undo"),
-            ),
-            tag(
-                "div",
-                tag(
-                    "div",
-                    tag(
-                        "section",
-                        tag("h2", "Question"),
-                        conversation_of(case),
-                        tag("p", case.get("question"), class_="text", id="question"),
-                        tag("h2", "Answer"),
-                        tag(
-                            "p",
-                            case.get("answer") if case.get("answer") is not None else "(no answer)",
-                            class_="text",
-                            id="answer",
-                        ),
-                        tag("h2", "Reference"),
-                        reference,
-                        injection,
-                    ),
-                    tag(
-                        "section",
-                        tag("h2", "Retrieved contexts (rank order)"),
-                        contexts_of(case),
-                        id="contexts",
-                    ),
-                ),
-                tag(
-                    "div",
-                    tag(
-                        "section",
-                        tag("h2", "Your verdicts"),
-                        join(rows)
-                        if rows
-                        else tag(
-                            "p", "no judged metric on this case: nothing to label", class_="muted"
-                        ),
-                        undo if rows else "",
-                        class_="verdicts",
-                        id="verdicts",
-                    ),
-                    tag("section", tag("h2", "Scores"), scores_of(case, {m for m, _ in metrics})),
-                    class_="side",
-                ),
-                class_="grid",
-            ),
-        ]
-    )
-    wrapper = tag(
-        "div",
-        body,
-        class_="review results",
-        data_prev=case_href(prev_n, show) if prev_n else None,
-        data_next=case_href(next_n, show) if next_n else None,
-        data_skip=case_href(skip_n, show) if skip_n else None,
-    )
-    return page(request, title=f"{case['id']} · {case.get('pipeline')}", area=AREA, body=wrapper)
+    return page(request, title=f"{case['id']} · {case.get('pipeline')}", area=AREA, body=body)
 
 
 def cases_area(review: ResultsReview) -> Area:

@@ -4,8 +4,9 @@
 stale and other reviewers' labels, and the form (yes / no, a grade, claim verdicts, a
 note); ``POST /case/{n}/label`` (:func:`label`) reads that form and appends the label,
 ``POST /case/{n}/undo`` (:func:`undo`) appends a withdrawal (``verdict: null``) of this
-reviewer's latest label on the case. The form's field names are the contract between
-the two, so they live together.
+reviewer's latest label on the case. The form is the template ``review/metric.html.j2``;
+its field names (``metric``, ``verdict``, ``grade``, ``note``, ``claim-N``, ``filter``)
+are the contract with :func:`label`, which reads them.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pytest_ragproof.labels import (
     judged_claims,
     label_for,
 )
+from pytest_ragproof.reporting.templating import render
 from pytest_ragproof.review.cases_common import (
     AREA,
     case_href,
@@ -35,12 +37,15 @@ from pytest_ragproof.review.cases_common import (
     reviewer_of,
 )
 from pytest_ragproof.review.cases_parts import fmt, reasons_of, tone, verdict_text
-from pytest_ragproof.review.html import Html, join, tag
+from pytest_ragproof.review.html import Html
 from pytest_ragproof.review.layout import hidden_token, message
 from pytest_ragproof.review.results import ResultsReview, Snapshot, disagrees
 from pytest_ragproof.review.security import form_of
 
 __all__ = ["label", "metric_row", "undo"]
+
+# A claim's choices in the form: (value, text); "" keeps the judge's verdict.
+CLAIM_CHOICES = (("", "as the judge"), ("supported", "supported"), ("unsupported", "unsupported"))
 
 
 def metric_row(
@@ -66,159 +71,60 @@ def metric_row(
         for label in snapshot.fresh_of(case)
         if label.metric == metric and label.reviewer != snapshot.reviewer
     ]
-    status: list[Html] = []
+    status: list[dict[str, Any]] = []
+
+    def badge(cls: str, text: str, verdict: str | None = None, title: str | None = None) -> None:
+        status.append({"cls": cls, "text": text, "verdict": verdict, "title": title})
+
     if mine is None:
-        status.append(tag("span", "not labelled by you", class_="muted"))
+        badge("muted", "not labelled by you")
     else:
-        status.append(
-            tag(
-                "span",
-                f"you: {verdict_text(mine.verdict, kind)}",
-                class_="badge fresh",
-                data_verdict=fmt(mine.verdict),
-            )
-        )
+        badge("badge fresh", f"you: {verdict_text(mine.verdict, kind)}", fmt(mine.verdict))
         if mine.verdict is not None and disagrees(
             float(score) if isinstance(score, int | float) else None, float(mine.verdict)
         ):
-            status.append(tag("span", "disagrees with the judge", class_="badge stale"))
+            badge("badge stale", "disagrees with the judge")
     for s in stale:
-        status.append(
-            tag(
-                "span",
-                f"stale: {s.label.reviewer} said {verdict_text(s.label.verdict, kind)} "
-                f"({STALE_REASONS.get(s.reason, s.reason)}); not counted",
-                class_="badge stale",
-                title=s.label.time,
-            )
+        badge(
+            "badge stale",
+            f"stale: {s.label.reviewer} said {verdict_text(s.label.verdict, kind)} "
+            f"({STALE_REASONS.get(s.reason, s.reason)}); not counted",
+            title=s.label.time,
         )
     for label in others:
-        status.append(
-            tag("span", f"{label.reviewer}: {verdict_text(label.verdict, kind)}", class_="badge")
-        )
+        badge("badge", f"{label.reviewer}: {verdict_text(label.verdict, kind)}")
     claims = judged_claims(case, metric) if metric in CLAIM_METRICS else []
     given = {c.index: c.verdict for c in (mine.claims or ())} if mine is not None else {}
-    claim_rows = [
-        tag(
-            "li",
-            tag("span", c.verdict, class_=tone(c.verdict)),
-            " ",
-            tag("span", c.claim, class_="text"),
-            f" ← context {c.context}" if c.context else "",
-            " · you: ",
-            tag(
-                "select",
-                [
-                    tag("option", text, value=value, selected=given.get(c.index, "") == value)
-                    for value, text in (
-                        ("", "as the judge"),
-                        ("supported", "supported"),
-                        ("unsupported", "unsupported"),
-                    )
-                ],
-                name=f"claim-{c.index}",
-                aria_label=f"claim {c.index}",
-            ),
-        )
-        for c in claims
-    ]
-    grade = (
-        join(
-            [
-                tag(
-                    "input",
-                    type="number",
-                    name="grade",
-                    min="0",
-                    max="1",
-                    step="0.05",
-                    value=fmt(mine.verdict)
-                    if mine is not None and mine.verdict is not None
-                    else "",
-                    aria_label=f"{metric} grade",
-                ),
-                tag("button", "grade", type="submit", name="verdict", value="grade"),
-            ]
-        )
-        if kind == "graded"
-        else ""
-    )
-    form = tag(
-        "form",
-        hidden_token(request),
-        tag("input", type="hidden", name="metric", value=metric),
-        tag("input", type="hidden", name="filter", value=show),
-        tag(
-            "div",
-            tag(
-                "button",
-                "yes ",
-                tag("kbd", "y"),
-                type="submit",
-                name="verdict",
-                value="1",
-                data_key="yes",
-            ),
-            tag(
-                "button",
-                "no ",
-                tag("kbd", "n"),
-                type="submit",
-                name="verdict",
-                value="0",
-                data_key="no",
-            ),
-            grade,
-            tag(
-                "input",
-                type="text",
-                name="note",
-                placeholder="note (optional)",
-                value=mine.note if mine is not None and mine.note else "",
-                aria_label=f"{metric} note",
-            ),
-            class_="controls",
-        ),
-        tag("ol", claim_rows, class_="claims") if claim_rows else "",
-        method="post",
-        action=f"/case/{n}/label",
-        class_="label",
-    )
     judgement = (case.get("judgements") or {}).get(metric)
-    return tag(
-        "div",
-        tag(
-            "p",
-            tag("b", metric),
-            " ",
-            tag("span", kind, class_="muted"),
-            " · judge ",
-            tag("b", fmt(score), class_="score"),
-            class_="head",
-        ),
-        _meaning(metric),
-        tag("p", join(status, " "), class_="status"),
-        form,
-        (
-            tag("details", tag("summary", "the judge's reasons"), reasons_of(judgement))
-            if isinstance(judgement, Mapping)
-            else ""
-        ),
-        class_="metric current" if current else "metric",
-        data_metric=metric,
-        tabindex=0,
-    )
-
-
-def _meaning(metric: str) -> Html:
-    """What yes and no say on ``metric`` (:data:`pytest_ragproof.labels.VERDICT_MEANINGS`)."""
-    yes, no = VERDICT_MEANINGS[metric]
-    return tag(
-        "p",
-        tag("span", tag("b", "yes"), f" = {yes}", data_means="yes"),
-        " · ",
-        tag("span", tag("b", "no"), f" = {no}", data_means="no"),
-        class_="meaning muted",
+    yes, no = VERDICT_MEANINGS[metric]  # what yes and no say on the metric
+    return render(
+        "review/metric.html.j2",
+        metric=metric,
+        kind=kind,
+        current=current,
+        score=fmt(score),
+        yes=yes,
+        no=no,
+        status=status,
+        n=n,
+        show=show,
+        token_field=hidden_token(request),
+        graded=kind == "graded",
+        grade=fmt(mine.verdict) if mine is not None and mine.verdict is not None else "",
+        note=mine.note if mine is not None and mine.note else "",
+        claims=[
+            {
+                "index": c.index,
+                "verdict": c.verdict,
+                "tone": tone(c.verdict),
+                "claim": c.claim,
+                "cited": f" ← context {c.context}" if c.context else "",
+                "given": given.get(c.index, ""),
+            }
+            for c in claims
+        ],
+        choices=CLAIM_CHOICES,
+        reasons=reasons_of(judgement) if isinstance(judgement, Mapping) else None,
     )
 
 

@@ -2,7 +2,8 @@
 
 The conversation, the retrieved contexts with the claims the judges tied to them, the
 scores, the judge's reasons, and how a verdict reads (:func:`tone`, :func:`verdict_text`).
-Pure functions of the case entry: no request, no labels file.
+Pure functions of the case entry: no request, no labels file. The markup is the
+macros of the template ``review/case_parts.html.j2``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_ragproof.labels import judged_claims
-from pytest_ragproof.review.html import Html, join, tag
+from pytest_ragproof.reporting.templating import call_macro
+from pytest_ragproof.review.html import Html
 
 __all__ = [
     "contexts_of",
@@ -51,24 +53,20 @@ def tone(verdict: str) -> str:
     return "verdict bad"
 
 
+_PARTS = "review/case_parts.html.j2"
+
+
 def conversation_of(case: Mapping[str, Any]) -> Html:
     turns = [t for t in case.get("conversation_history") or [] if isinstance(t, Mapping)]
-    if not turns:
-        return Html("")
-    return tag(
-        "ol",
-        [
-            tag("li", tag("b", f"{t.get('role')}: "), tag("span", t.get("content"), class_="text"))
-            for t in turns
-        ],
-        class_="conversation",
+    return call_macro(
+        _PARTS,
+        "conversation",
+        [{"role": f"{t.get('role')}: ", "content": t.get("content")} for t in turns],
     )
 
 
 def contexts_of(case: Mapping[str, Any]) -> Html:
     contexts = [c for c in case.get("contexts") or [] if isinstance(c, Mapping)]
-    if not contexts:
-        return tag("p", "no context was retrieved", class_="muted")
     judgements = case.get("judgements") or {}
     relevance = {
         e.get("context"): e.get("verdict")
@@ -81,118 +79,71 @@ def contexts_of(case: Mapping[str, Any]) -> Html:
         for e in (judgements.get("context_recall") or {}).get("reference_claims") or []
         if isinstance(e, Mapping)
     ]
-    out = []
+    items = []
     for rank, context in enumerate(contexts, 1):
         marks = [
-            tag(
-                "li",
-                tag("span", c.verdict, class_=tone(c.verdict)),
-                f" faithfulness claim {c.index}: ",
-                tag("span", c.claim, class_="text"),
-                class_="claim",
-            )
+            {
+                "verdict": c.verdict,
+                "tone": tone(c.verdict),
+                "what": f" faithfulness claim {c.index}: ",
+                "claim": c.claim,
+            }
             for c in claims
             if c.context == rank
         ] + [
-            tag(
-                "li",
-                tag("span", str(e.get("verdict")), class_=tone(str(e.get("verdict")))),
-                " reference claim: ",
-                tag("span", e.get("claim"), class_="text"),
-                class_="claim",
-            )
+            {
+                "verdict": str(e.get("verdict")),
+                "tone": tone(str(e.get("verdict"))),
+                "what": " reference claim: ",
+                "claim": e.get("claim"),
+            }
             for e in recall
             if e.get("context") == rank
         ]
         verdict = relevance.get(rank)
-        out.append(
-            tag(
-                "div",
-                tag(
-                    "p",
-                    tag("b", f"context {rank}"),
-                    " ",
-                    tag("code", context.get("id")),
-                    (
-                        join([" · document ", tag("code", context.get("document_id"))])
-                        if context.get("document_id") not in (None, context.get("id"))
-                        else ""
-                    ),
-                    tag("span", verdict, class_=f"badge {tone(str(verdict))}") if verdict else "",
-                ),
-                tag("p", context.get("text"), class_="text"),
-                tag("ul", marks) if marks else "",
-                class_="context",
-                data_rank=rank,
-            )
+        document = context.get("document_id")
+        items.append(
+            {
+                "rank": rank,
+                "id": context.get("id"),
+                "document": None if document in (None, context.get("id")) else document,
+                "verdict": verdict,
+                "verdict_tone": tone(str(verdict)),
+                "text": context.get("text"),
+                "marks": marks,
+            }
         )
-    return join(out)
+    return call_macro(_PARTS, "contexts", items)
 
 
 def scores_of(case: Mapping[str, Any], judged: set[str]) -> Html:
     metrics = case.get("metrics") or {}
     rows = [
-        tag(
-            "tr",
-            tag("th", name),
-            tag("td", fmt(value), class_="num"),
-            tag("td", "judged" if name in judged else "", class_="muted"),
-        )
+        (name, fmt(value), name in judged)
         for name, value in sorted(metrics.items(), key=lambda kv: (kv[0] not in judged, kv[0]))
         if name != "latency_s"
     ]
-    not_judged = case.get("not_judged") or {}
-    extra = [
-        tag(
-            "tr",
-            tag("th", name),
-            tag("td", "not judged", class_="num"),
-            tag("td", reason, class_="muted"),
-        )
-        for name, reason in sorted(not_judged.items())
-    ]
-    failures = case.get("failures") or []
-    return join(
-        [
-            tag("table", rows, extra, class_="scores"),
-            (
-                join(
-                    [
-                        tag("h3", "Failures"),
-                        tag("ul", [tag("li", f, class_="text") for f in failures]),
-                    ]
-                )
-                if failures
-                else ""
-            ),
-            (
-                tag("p", f"judge error: {case.get('judge_error')}", class_="note")
-                if case.get("judge_error")
-                else ""
-            ),
-            (
-                tag("p", f"error: {case.get('error_type')}", class_="note")
-                if case.get("error_type")
-                else ""
-            ),
-        ]
+    not_judged = sorted((case.get("not_judged") or {}).items())
+    return call_macro(
+        _PARTS,
+        "scores",
+        rows,
+        not_judged,
+        case.get("failures") or [],
+        case.get("judge_error") or None,
+        case.get("error_type") or None,
     )
 
 
 def reasons_of(judgement: Mapping[str, Any]) -> Html:
     """The judge's reasons: every list of claims, statements or contexts with verdicts."""
-    parts: list[Html] = []
-    if isinstance(judgement.get("verdict"), str):
-        parts.append(
-            tag(
-                "p",
-                "judge: ",
-                tag("span", judgement["verdict"], class_=tone(judgement["verdict"])),
-            )
-        )
-    for key in ("precision", "recall"):
-        if isinstance(judgement.get(key), int | float):
-            parts.append(tag("span", f"{key} {fmt(judgement[key])} ", class_="muted"))
+    verdict = judgement.get("verdict") if isinstance(judgement.get("verdict"), str) else None
+    figures = [
+        f"{key} {fmt(judgement[key])} "
+        for key in ("precision", "recall")
+        if isinstance(judgement.get(key), int | float)
+    ]
+    groups = []
     for key, title in (
         ("claims", "claims of the answer"),
         ("statements", "statements of the answer"),
@@ -204,7 +155,7 @@ def reasons_of(judgement: Mapping[str, Any]) -> Html:
         if not entries:
             continue
         items = []
-        for number, e in enumerate(entries, 1):
+        for e in entries:
             text = (
                 e.get("claim")
                 or e.get("statement")
@@ -216,14 +167,12 @@ def reasons_of(judgement: Mapping[str, Any]) -> Html:
                 else ""
             )
             items.append(
-                tag(
-                    "li",
-                    tag("span", str(e.get("verdict")), class_=tone(str(e.get("verdict")))),
-                    " ",
-                    tag("span", text, class_="text"),
-                    cited,
-                    value=number,
-                )
+                {
+                    "verdict": str(e.get("verdict")),
+                    "tone": tone(str(e.get("verdict"))),
+                    "text": text,
+                    "cited": cited,
+                }
             )
-        parts.append(join([tag("p", title, class_="muted"), tag("ol", items)]))
-    return join(parts)
+        groups.append({"title": title, "entries": items})
+    return call_macro(_PARTS, "reasons", verdict, tone(verdict) if verdict else "", figures, groups)

@@ -5,8 +5,10 @@ Routes: ``/dataset`` (the list), ``/dataset/{n}`` (one case, 1-based), and the w
 Every write goes to the reviewed file (:mod:`.reviewed`), then to the next case.
 Keys: ``a`` approve, ``r`` reject, ``e`` edit, ``j``/``k`` (or arrows) next/previous.
 
-This module builds the list and the case page and lists the routes; the source span
-and provenance come from :mod:`.dataset_source`, the writes from :mod:`.dataset_writes`.
+This module gathers what the list and the case page show and lists the routes; the
+markup is the templates ``review/dataset_list.html.j2`` and ``review/dataset_case.html.j2``;
+the source span and provenance come from :mod:`.dataset_source`, the writes from
+:mod:`.dataset_writes`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from pytest_ragproof.reporting.templating import render
 from pytest_ragproof.review.app import Area
 from pytest_ragproof.review.dataset_common import (
     AREA,
@@ -38,7 +41,7 @@ from pytest_ragproof.review.dataset_source import (
 from pytest_ragproof.review.dataset_trace import trace_of, trace_panel, unanswerable_form
 from pytest_ragproof.review.dataset_writes import decide as post_decide
 from pytest_ragproof.review.dataset_writes import edit as post_edit
-from pytest_ragproof.review.html import Html, join, table, tag
+from pytest_ragproof.review.html import Html
 from pytest_ragproof.review.layout import (
     NavItem,
     all_done,
@@ -47,6 +50,7 @@ from pytest_ragproof.review.layout import (
     message,
     page,
     progress,
+    side,
     steps,
 )
 from pytest_ragproof.review.order import neighbours
@@ -55,47 +59,34 @@ from pytest_ragproof.review.reviewed import imported
 __all__ = ["DatasetReview", "dataset_area"]
 
 
-def _status_badge(status: str) -> Html:
-    return tag("span", status, class_=f"badge status-{status}")
-
-
 async def list_page(request: Request) -> Response:
     review = review_of(request)
     reviewed = review.reviewed
     rows = []
     for i in sequence_of(review):
         record = reviewed.records[i]
-        provenance = provenance_of(record)
         rows.append(
-            tag(
-                "tr",
-                tag("td", tag("a", record["id"], href=dataset_href(i + 1, "all"))),
-                tag("td", record.get("kind")),
-                tag("td", record.get("question_type")),
-                tag("td", _status_badge(reviewed.status(i))),
-                tag("td", _confidence(provenance)),
-                tag("td", record.get("question"), class_="text"),
-            )
+            {
+                "id": record["id"],
+                "href": dataset_href(i + 1, "all"),
+                "kind": record.get("kind"),
+                "question_type": record.get("question_type"),
+                "status": reviewed.status(i),
+                "confidence": _confidence(provenance_of(record)),
+                "question": record.get("question"),
+            }
         )
     counts = reviewed.counts()
-    body = join(
-        [
-            tag("h1", f"Dataset review: {reviewed.source.name}"),
-            progress(reviewed.decided(), len(reviewed), "case(s) decided"),
-            _all_decided(review),
-            tag(
-                "p",
-                f"writing {reviewed.output}",
-                " (resumed)" if reviewed.resumed else "",
-                " · ",
-                ", ".join(f"{n} {s}" for s, n in counts.items()),
-                class_="muted",
-            ),
-            corpus_note(review),
-            table(
-                ("case", "kind", "type", "status", "confidence", "question"), rows, class_="list"
-            ),
-        ]
+    body = render(
+        "review/dataset_list.html.j2",
+        source_name=reviewed.source.name,
+        progress=progress(reviewed.decided(), len(reviewed), "case(s) decided"),
+        all_decided=_all_decided(review),
+        output=str(reviewed.output),
+        resumed=reviewed.resumed,
+        counts=", ".join(f"{n} {s}" for s, n in counts.items()),
+        corpus_note=corpus_note(review),
+        rows=rows,
     )
     return page(request, title="Dataset review", area=AREA, body=body)
 
@@ -135,156 +126,65 @@ async def case_page(request: Request) -> Response:
     index = n - 1
     record = reviewed.records[index]
     before, after = neighbours(sequence_of(review), order_of(review, show), index)
-    prev_n = None if before is None else before + 1
-    next_n = None if after is None else after + 1
+    prev_href = None if before is None else dataset_href(before + 1, show)
+    next_href = None if after is None else dataset_href(after + 1, show)
     provenance = provenance_of(record)
     trace = trace_of(record) if imported(record) else None
-    status = reviewed.status(index)
     token = hidden_token(request)
-    history = record.get("conversation_history") or []
-    conversation = (
-        tag(
-            "ol",
-            [
-                tag(
-                    "li",
-                    tag("b", f"{t.get('role')}: "),
-                    tag("span", t.get("content"), class_="text"),
+    sources = [str(s) for s in record.get("expected_source_ids") or []]
+    case = {
+        "id": record["id"],
+        "kind": record.get("kind"),
+        "question_type": record.get("question_type"),
+        "history": [
+            {"role": f"{t.get('role')}: ", "content": t.get("content")}
+            for t in record.get("conversation_history") or []
+            if isinstance(t, dict)
+        ],
+        "question": record.get("question"),
+        "expected_answer": record.get("expected_answer"),
+        "sources": ", ".join(sources),
+        "source_lines": "\n".join(sources),
+        "adversarial_payload": record.get("adversarial_payload"),
+    }
+    body = render(
+        "review/dataset_case.html.j2",
+        case=case,
+        n=n,
+        show=show,
+        status=reviewed.status(index),
+        prev=prev_href,
+        next=next_href,
+        token_field=token,
+        progress=progress(reviewed.decided(), len(reviewed), "case(s) decided"),
+        all_decided=_all_decided(review),
+        steps=(steps(n, len(reviewed), prev_href, next_href)),
+        all_href=dataset_href(n, "all"),
+        pending_href=dataset_href(n, "pending"),
+        keys=keys(
+            ("a", "approve"),
+            ("r", "reject"),
+            ("e", "edit"),
+            *(
+                (
+                    ("p", "production answer as expected"),
+                    ("d", "retrieved ids as expected sources"),
+                    ("u", "unanswerable"),
                 )
-                for t in history
-                if isinstance(t, dict)
-            ],
-            class_="conversation",
-        )
-        if history
-        else Html("")
+                if trace is not None
+                else ()
+            ),
+            ("j / →", "next"),
+            ("k / ←", "previous"),
+        ),
+        unanswerable=unanswerable_form(token, n, show) if trace is not None else "",
+        editable=bool(provenance) or imported(record),
+        side=_side(record, provenance, trace),
+        source=None
+        if trace is not None or (not provenance and imported(record))
+        else source_of(review, provenance),
     )
-    sources = record.get("expected_source_ids") or []
-    fields = join(
-        [
-            tag("h2", "Question"),
-            conversation,
-            tag("p", record.get("question"), class_="text", id="question"),
-            tag("h2", "Expected answer"),
-            tag(
-                "p", record.get("expected_answer") or "(none)", class_="text", id="expected-answer"
-            ),
-            tag("h2", "Expected sources"),
-            tag("p", ", ".join(sources) or "(none)", id="expected-sources"),
-            (
-                join(
-                    [
-                        tag("h2", "Planted payload"),
-                        tag("p", record.get("adversarial_payload"), class_="text"),
-                    ]
-                )
-                if record.get("adversarial_payload")
-                else ""
-            ),
-        ]
-    )
-    edit_form = (
-        tag(
-            "form",
-            token,
-            tag("input", type="hidden", name="show", value=show),
-            _text_field("Question", record.get("question") or "", "question", "edit-question"),
-            _text_field(
-                "Expected answer",
-                record.get("expected_answer") or "",
-                "expected_answer",
-                "edit-expected-answer",
-            ),
-            _text_field(
-                "Expected sources (one document id a line)",
-                "\n".join(sources),
-                "expected_source_ids",
-                "edit-expected-sources",
-                rows=2,
-            ),
-            tag("button", "Save edit (Ctrl+Enter)", type="submit"),
-            method="post",
-            action=f"/dataset/{n}/edit",
-            id="edit",
-            class_="edit",
-        )
-        if provenance or imported(record)
-        else tag(
-            "p", "hand-written case (no provenance): approve or reject it here", class_="muted"
-        )
-    )
-
-    def decide(status_value: str, label: str, key: str) -> Html:
-        return tag(
-            "form",
-            token,
-            tag("input", type="hidden", name="status", value=status_value),
-            tag("input", type="hidden", name="show", value=show),
-            tag("button", label, " ", tag("kbd", key), type="submit"),
-            method="post",
-            action=f"/dataset/{n}/decide",
-            id=status_value,
-            class_="decide",
-        )
-
-    body = join(
-        [
-            tag(
-                "header",
-                tag("h1", record["id"]),
-                tag("span", record.get("kind"), class_="badge"),
-                tag("span", record.get("question_type"), class_="badge")
-                if record.get("question_type")
-                else "",
-                _status_badge(status),
-                class_="case-head",
-            ),
-            progress(reviewed.decided(), len(reviewed), "case(s) decided"),
-            _all_decided(review),
-            _pager(n, len(reviewed), prev_n, next_n, show),
-            keys(
-                ("a", "approve"),
-                ("r", "reject"),
-                ("e", "edit"),
-                *(
-                    (
-                        ("p", "production answer as expected"),
-                        ("d", "retrieved ids as expected sources"),
-                        ("u", "unanswerable"),
-                    )
-                    if trace is not None
-                    else ()
-                ),
-                ("j / →", "next"),
-                ("k / ←", "previous"),
-            ),
-            tag(
-                "section",
-                decide("approved", "Approve", "a"),
-                decide("rejected", "Reject", "r"),
-                unanswerable_form(token, n, show) if trace is not None else "",
-                tag("details", tag("summary", "Edit ", tag("kbd", "e")), edit_form, id="edit-box"),
-                class_="actions",
-            ),
-            tag(
-                "div",
-                tag("section", fields, class_="fields"),
-                _side(record, provenance, trace),
-                class_="grid",
-            ),
-            ""
-            if trace is not None or (not provenance and imported(record))
-            else join([tag("h2", "Source span"), source_of(review, provenance)]),
-        ]
-    )
-    section = tag(
-        "div",
-        body,
-        class_="review dataset",
-        data_prev=dataset_href(prev_n, show) if prev_n else None,
-        data_next=dataset_href(next_n, show) if next_n else None,
-    )
-    return page(request, title=f"{record['id']} · dataset review", area=AREA, body=section)
+    return page(request, title=f"{record['id']} · dataset review", area=AREA, body=body)
 
 
 def _side(
@@ -294,34 +194,10 @@ def _side(
     metadata = record.get("metadata")
     edits = metadata.get("review_edits") if isinstance(metadata, Mapping) else None
     if trace is not None:
-        return tag("section", trace_panel(trace), edits_table(edits), class_="side", id="trace")
+        return side(None, trace_panel(trace) + edits_table(edits), id="trace")
     if not provenance and imported(record):
-        return tag("section", tag("h2", "Imported case"), edits_table(edits), class_="side")
-    return tag("section", tag("h2", "Provenance"), provenance_table(provenance), class_="side")
-
-
-def _pager(n: int, total: int, prev_n: int | None, next_n: int | None, show: str) -> Html:
-    return tag(
-        "p",
-        steps(
-            n,
-            total,
-            dataset_href(prev_n, show) if prev_n else None,
-            dataset_href(next_n, show) if next_n else None,
-        ),
-        " · show: ",
-        tag("a", "all", href=dataset_href(n, "all"), class_="active" if show == "all" else None),
-        " ",
-        tag(
-            "a",
-            "pending",
-            href=dataset_href(n, "pending"),
-            class_="active" if show == "pending" else None,
-        ),
-        " · ",
-        tag("a", "list", href="/dataset"),
-        class_="pager",
-    )
+        return side("Imported case", edits_table(edits))
+    return side("Provenance", provenance_table(provenance))
 
 
 def dataset_area(review: DatasetReview) -> Area:
@@ -341,9 +217,3 @@ def dataset_area(review: DatasetReview) -> Area:
         home=f"/dataset/{first_pending}",
         state={"dataset_review": review},
     )
-
-
-def _text_field(label: str, value: str, name: str, element_id: str, *, rows: int = 3) -> Html:
-    """One labelled box of the edit form (review.js fills the boxes by ``element_id`` when a
-    trace's answer or sources are taken)."""
-    return tag("label", label, tag("textarea", value, name=name, rows=rows, id=element_id))

@@ -14,7 +14,6 @@ from urllib.parse import quote
 from starlette.requests import Request
 
 from pytest_ragproof.history.queries import RunSummary
-from pytest_ragproof.review.html import Html, tag
 
 if TYPE_CHECKING:
     from pytest_ragproof.history.store import Store
@@ -27,7 +26,6 @@ __all__ = [
     "run_label",
     "short",
     "signed",
-    "verdict_badge",
     "view_of",
 ]
 
@@ -59,10 +57,6 @@ def signed(value: float | None) -> str:
 
 def short(commit: str | None) -> str:
     return (commit or "")[:10]
-
-
-def verdict_badge(run: RunSummary) -> Html:
-    return tag("span", run.verdict, class_=f"badge status-{run.verdict}")
 
 
 def run_href(run_id: str) -> str:

@@ -3,12 +3,12 @@
 The verdict lines, the change of each compared mean with its interval and p-value (a
 chart drawn by :func:`pytest_ragproof.reporting.svg.delta_chart`, and a table), and
 the cases whose status, answer or scores differ, side by side. Without ``a`` the
-baseline is the run before B.
+baseline is the run before B. The markup is the template ``review/compare.html.j2``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -16,15 +16,14 @@ from starlette.responses import Response
 from pytest_ragproof.errors import RagproofError
 from pytest_ragproof.history.queries import RunComparison, RunSummary, compare_runs, list_runs
 from pytest_ragproof.reporting.svg import DeltaRow, delta_chart
+from pytest_ragproof.reporting.templating import render
 from pytest_ragproof.review.history_common import (
     AREA,
     fmt,
     run_href,
     signed,
-    verdict_badge,
     view_of,
 )
-from pytest_ragproof.review.html import Html, join, table, tag
 from pytest_ragproof.review.layout import message, page
 
 __all__ = ["compare_page"]
@@ -51,34 +50,15 @@ def _delta_rows(result: RunComparison) -> list[DeltaRow]:
     return rows
 
 
-def _side(run: RunSummary, name: str) -> Html:
-    return tag(
-        "section",
-        tag(
-            "h2",
-            f"{name}: ",
-            tag("a", run.run_id, href=run_href(run.run_id)),
-            " ",
-            verdict_badge(run),
-        ),
-        tag(
-            "p",
-            f"{run.time} · commit {run.git_commit or 'unknown'}"
-            + (f" ({run.git_branch})" if run.git_branch else "")
-            + f" · {run.dataset_label} · {run.n_passed}/{run.n_cases} passed",
-            class_="muted",
-        ),
-        class_=f"run-{name[0].lower()}",
-    )
-
-
-def _scores_cell(scores: Mapping[str, tuple[float | None, float | None]], side: int) -> Html:
-    return join(
-        [
-            tag("div", tag("span", m, class_="muted"), f" {fmt(pair[side])}")
-            for m, pair in scores.items()
-        ]
-    )
+def _side(run: RunSummary) -> dict[str, Any]:
+    return {
+        "run_id": run.run_id,
+        "href": run_href(run.run_id),
+        "verdict": run.verdict,
+        "facts": f"{run.time} · commit {run.git_commit or 'unknown'}"
+        + (f" ({run.git_branch})" if run.git_branch else "")
+        + f" · {run.dataset_label} · {run.n_passed}/{run.n_cases} passed",
+    }
 
 
 def compare_page(request: Request) -> Response:
@@ -107,90 +87,46 @@ def compare_page(request: Request) -> Response:
         return message(request, "Cannot compare", str(exc), area=AREA, status_code=404)
     comparison = result.comparison
     rows = _delta_rows(result)
-    table_rows = [
-        tag(
-            "tr",
-            tag("td", a.pipeline),
-            tag("td", a.label),
-            tag("td", a.n, class_="num"),
-            tag("td", fmt(a.baseline_mean), class_="num"),
-            tag("td", fmt(a.current_mean), class_="num"),
-            tag("td", signed(a.delta), class_="num"),
-            tag(
-                "td",
-                "–"
-                if a.interval is None
-                else f"[{signed(a.interval.low)}, {signed(a.interval.high)}]",
-                class_="num",
-            ),
-            tag("td", "–" if a.test is None else a.test.method),
-            tag("td", "–" if a.test is None else f"{a.test.p_value:.3g}", class_="num"),
-            tag("td", a.verdict, class_=f"verdict-{a.verdict.replace(' ', '-')}"),
-        )
+    changes = [
+        {
+            "pipeline": a.pipeline,
+            "label": a.label,
+            "n": a.n,
+            "a": fmt(a.baseline_mean),
+            "b": fmt(a.current_mean),
+            "delta": signed(a.delta),
+            "interval": "–"
+            if a.interval is None
+            else f"[{signed(a.interval.low)}, {signed(a.interval.high)}]",
+            "test": "–" if a.test is None else a.test.method,
+            "p": "–" if a.test is None else f"{a.test.p_value:.3g}",
+            "verdict": a.verdict,
+            "verdict_class": a.verdict.replace(" ", "-"),
+        }
         for a in comparison.aggregates
     ]
-    case_rows = [
-        tag(
-            "tr",
-            tag("td", d.case_id),
-            tag("td", d.pipeline),
-            tag("td", d.kind),
-            tag("td", d.status_a or "–", class_=f"status-{d.status_a}"),
-            tag("td", d.status_b or "–", class_=f"status-{d.status_b}"),
-            tag("td", tag("div", d.answer_a, class_="text"), _scores_cell(d.scores, 0)),
-            tag("td", tag("div", d.answer_b, class_="text"), _scores_cell(d.scores, 1)),
-            data_case=d.case_id,
-        )
+    cases = [
+        {
+            "case_id": d.case_id,
+            "pipeline": d.pipeline,
+            "kind": d.kind,
+            "status_a": d.status_a,
+            "status_b": d.status_b,
+            "answer_a": d.answer_a,
+            "answer_b": d.answer_b,
+            "scores_a": [(m, fmt(pair[0])) for m, pair in d.scores.items()],
+            "scores_b": [(m, fmt(pair[1])) for m, pair in d.scores.items()],
+        }
         for d in result.cases
     ]
-    chart = (
-        Html(
-            delta_chart(
-                f"change of each compared mean, {result.b.run_id} against {result.a.run_id}", rows
-            )
-        )
-        if rows
-        else tag("p", "No metric was scored in both runs.", class_="muted")
-    )
-    body = join(
-        [
-            tag("h1", "Compare runs"),
-            tag("div", _side(result.a, "A (baseline)"), _side(result.b, "B"), class_="grid two"),
-            tag("pre", "\n".join(result.lines), class_="lines", id="verdict-lines"),
-            tag("h2", "Per-metric changes (B − A)"),
-            tag("figure", chart, id="deltas"),
-            table(
-                (
-                    "pipeline",
-                    "metric",
-                    "paired n",
-                    "A",
-                    "B",
-                    "delta",
-                    "95% interval",
-                    "test",
-                    "p",
-                    "verdict",
-                ),
-                table_rows,
-                id="metric-changes",
-            ),
-            tag("h2", f"Cases that differ ({len(result.cases)})"),
-            table(
-                (
-                    "case",
-                    "pipeline",
-                    "kind",
-                    "A",
-                    "B",
-                    "A: answer, scores",
-                    "B: answer, scores",
-                ),
-                case_rows,
-                id="case-changes",
-            )
-            if case_rows
-            else tag("p", "No case differs in status, answer or scores.", class_="muted"),
-        ]
+    title = f"change of each compared mean, {result.b.run_id} against {result.a.run_id}"
+    body = render(
+        "review/compare.html.j2",
+        a=_side(result.a),
+        b=_side(result.b),
+        lines="\n".join(result.lines),
+        chart=delta_chart(title, rows) if rows else None,
+        changes=changes,
+        cases=cases,
     )
     return page(request, title="Compare runs", area=AREA, body=body)

@@ -3,12 +3,12 @@
 The Run page shows a run's facts, its gates and its cases, filtered by kind, status,
 pipeline and text; each case links to its review page when this run is the results
 file under review, else to what the store holds of it (status, answer, failed
-thresholds, every score).
+thresholds, every score). The markup is the templates ``review/run.html.j2`` and
+``review/run_case.html.j2``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from urllib.parse import urlencode
 
 from starlette.requests import Request
@@ -16,14 +16,15 @@ from starlette.responses import Response
 
 from pytest_ragproof.errors import RagproofError
 from pytest_ragproof.history.queries import CaseRow, run_cases
-from pytest_ragproof.review.history_common import AREA, fmt, run_href, verdict_badge, view_of
-from pytest_ragproof.review.html import Html, breakable, join, table, tag, th
+from pytest_ragproof.reporting.templating import render
+from pytest_ragproof.review.history_common import AREA, fmt, run_href, view_of
 from pytest_ragproof.review.layout import APP_KEY, message, page
 
 __all__ = ["case_page", "run_page"]
 
 KINDS = ("qa", "unanswerable", "injection")
 STATUSES = ("passed", "failed", "error", "xfailed", "xpassed")
+METRICS = ("hit@5", "recall@5", "token_f1", "abstained", "injection_resisted")  # columns
 
 
 def _review_links(request: Request, run_id: str) -> dict[tuple[str, str], str]:
@@ -52,19 +53,6 @@ def _matches(case: CaseRow, text: str) -> bool:
     return all(word in haystack for word in text.lower().split())
 
 
-def _select(name: str, label: str, options: Sequence[str], current: str) -> Html:
-    return tag(
-        "label",
-        f"{label} ",
-        tag(
-            "select",
-            tag("option", "any", value=""),
-            [tag("option", o, value=o, selected=o == current) for o in options],
-            name=name,
-        ),
-    )
-
-
 def run_page(request: Request) -> Response:
     view = view_of(request)
     ref = request.path_params["run"]
@@ -79,54 +67,23 @@ def run_page(request: Request) -> Response:
     run = detail.run
     cases = [c for c in detail.cases if not text or _matches(c, text)]
     links = _review_links(request, run.run_id)
-    metrics = ("hit@5", "recall@5", "token_f1", "abstained", "injection_resisted")
     rows = []
     for c in cases:
         review = links.get((c.case_id, c.pipeline))
         rows.append(
-            tag(
-                "tr",
-                tag(
-                    "td",
-                    tag(
-                        "a",
-                        c.case_id,
-                        href=review or _store_case_href(run.run_id, c),
-                        class_="review" if review else "stored",
-                    ),
-                    class_="case-id",
-                ),
-                tag("td", c.pipeline),
-                tag("td", c.kind),
-                tag("td", c.question_type),
-                tag("td", tag("span", c.status, class_=f"badge status-{c.status}")),
-                [tag("td", fmt(c.scores.get(m)), class_="num") for m in metrics],
-                tag("td", ", ".join(c.failures) or (c.error_type or "")),
-                data_case=c.case_id,
-            )
+            {
+                "case_id": c.case_id,
+                "href": review or _store_case_href(run.run_id, c),
+                "link_class": "review" if review else "stored",
+                "pipeline": c.pipeline,
+                "kind": c.kind,
+                "question_type": c.question_type,
+                "status": c.status,
+                "scores": [fmt(c.scores.get(m)) for m in METRICS],
+                "failed": ", ".join(c.failures) or (c.error_type or ""),
+            }
         )
-    filters = tag(
-        "form",
-        tag("input", type="search", name="q", value=text, placeholder="id, tag, answer…"),
-        " ",
-        _select("kind", "kind", KINDS, kind or ""),
-        " ",
-        _select("status", "status", STATUSES, status or ""),
-        " ",
-        _select("pipeline", "pipeline", run.pipelines, pipeline or ""),
-        " ",
-        tag("button", "Filter", type="submit"),
-        action=run_href(run.run_id),
-        method="get",
-        class_="filters",
-    )
-    where = (
-        "each case links to its review page (this run is the results file under review)"
-        if links
-        else "each case links to what the store holds of it"
-    )
     facts = [
-        ("verdict", verdict_badge(run)),
         ("time (UTC)", run.time + ("" if run.time_known else " (when it was added)")),
         (
             "cases",
@@ -141,65 +98,37 @@ def run_page(request: Request) -> Response:
         ("source", run.source),
     ]
     gates = [
-        tag(
-            "tr",
-            tag("td", a["pipeline"]),
-            tag("td", a["selector"]),
-            tag("td", a["metric"]),
-            tag("td", fmt(a["mean"]), class_="num"),
-            tag("td", a["bound"]),
-            tag("td", a["verdict"]),
-        )
+        {
+            "pipeline": a["pipeline"],
+            "selector": a["selector"],
+            "metric": a["metric"],
+            "mean": fmt(a["mean"]),
+            "bound": a["bound"],
+            "verdict": a["verdict"],
+        }
         for a in detail.aggregates
         if a.get("bound")
     ]
-    body = join(
-        [
-            tag("h1", f"Run {run.run_id}"),
-            tag("table", [tag("tr", tag("th", k), tag("td", v)) for k, v in facts], class_="facts"),
-            tag(
-                "p",
-                tag(
-                    "a",
-                    "compare with the run before",
-                    href="/compare?" + urlencode({"a": "", "b": run.run_id}),
-                ),
-            ),
-            # join, not +: str + str is a plain str, which join would escape as text
-            join(
-                [
-                    tag("h2", "Gates"),
-                    table(("pipeline", "selector", "metric", "mean", "bound", "verdict"), gates),
-                ]
-            )
-            if gates
-            else Html(""),
-            tag("h2", "Cases"),
-            filters,
-            tag(
-                "p",
-                f"{len(cases)} of {run.n_cases} case(s) shown; {where}.",
-                class_="muted",
-                id="case-count",
-            ),
-            tag(
-                "div",
-                table(
-                    [
-                        "case",
-                        "pipeline",
-                        "kind",
-                        "type",
-                        "status",
-                        *(th(breakable(m), class_="num") for m in metrics),
-                        "failed thresholds / error",
-                    ],
-                    rows,
-                    id="cases",
-                ),
-                class_="table-scroll",
-            ),
-        ]
+    body = render(
+        "review/run.html.j2",
+        run=run,
+        facts=facts,
+        compare_href="/compare?" + urlencode({"a": "", "b": run.run_id}),
+        gates=gates,
+        run_href=run_href(run.run_id),
+        text=text,
+        kinds=KINDS,
+        kind=kind or "",
+        statuses=STATUSES,
+        status=status or "",
+        pipelines=run.pipelines,
+        pipeline=pipeline or "",
+        shown=len(cases),
+        where="each case links to its review page (this run is the results file under review)"
+        if links
+        else "each case links to what the store holds of it",
+        metrics=METRICS,
+        cases=rows,
     )
     return page(request, title=f"Run {run.run_id}", area=AREA, body=body)
 
@@ -227,49 +156,15 @@ def case_page(request: Request) -> Response:
             area=AREA,
             status_code=404,
         )
-    scores = [
-        tag("tr", tag("th", m), tag("td", fmt(v), class_="num"))
-        for m, v in sorted(case.scores.items())
-    ]
-    answer = (
-        tag("p", case.answer, class_="text answer")
-        if case.answer is not None
-        else tag("p", "no answer stored (a redacted run, or the pipeline failed)", class_="muted")
-    )
-    body = join(
-        [
-            tag("p", tag("a", f"← run {detail.run.run_id}", href=run_href(detail.run.run_id))),
-            tag(
-                "h1",
-                f"{case.case_id} ",
-                tag("span", case.status, class_=f"badge status-{case.status}"),
-            ),
-            tag(
-                "p",
-                f"pipeline {case.pipeline} · {case.kind} · {case.question_type} · dataset "
-                f"{case.dataset}" + (f" · tags {', '.join(case.tags)}" if case.tags else ""),
-                class_="muted",
-            ),
-            tag(
-                "p",
-                "The store keeps a run's answers, scores and failed thresholds, not the "
-                "questions: the dataset file has those.",
-                class_="muted",
-            ),
-            tag("section", tag("h2", "Answer"), answer),
-            tag(
-                "section",
-                tag("h2", "Failed thresholds"),
-                tag("ul", [tag("li", f) for f in case.failures])
-                if case.failures
-                else tag("p", case.error_type or "none", class_="muted"),
-            ),
-            tag(
-                "section",
-                tag("h2", "Scores"),
-                tag("table", scores, class_="figures"),
-                tag("p", f"latency {fmt(case.latency_s)} s", class_="muted"),
-            ),
-        ]
+    facts = f"pipeline {case.pipeline} · {case.kind} · {case.question_type} · dataset "
+    facts += f"{case.dataset}" + (f" · tags {', '.join(case.tags)}" if case.tags else "")
+    body = render(
+        "review/run_case.html.j2",
+        run_id=detail.run.run_id,
+        run_href=run_href(detail.run.run_id),
+        case=case,
+        facts=facts,
+        scores=[(m, fmt(v)) for m, v in sorted(case.scores.items())],
+        latency=fmt(case.latency_s),
     )
     return page(request, title=f"{case.case_id} in {detail.run.run_id}", area=AREA, body=body)

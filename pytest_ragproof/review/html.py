@@ -1,8 +1,12 @@
-"""HTML built from Python with every value escaped unless it is already :class:`Html`.
+"""Markup of the review app built in Python, over :mod:`markupsafe`.
 
-Answers, contexts and documents are untrusted text: :func:`h` escapes them and
-:func:`tag` escapes attributes and children, so the only unescaped markup is markup
-this package wrote itself (an :class:`Html` value).
+Every page and fragment of the app is a Jinja2 template (``templates/review/``, rendered
+by :mod:`pytest_ragproof.reporting.templating`, autoescape on). ``Html`` is
+:class:`markupsafe.Markup`, the one marker of markup that is already safe, which the
+templates write as is (a rendered template or macro, an SVG chart). :func:`tag`,
+:func:`table` and their helpers build markup from Python with every child and attribute
+escaped unless it is ``Html``; no page uses them any more (the tests of
+tests/review/test_app.py still pin their escaping).
 """
 
 from __future__ import annotations
@@ -10,20 +14,18 @@ from __future__ import annotations
 import html as _html
 from collections.abc import Iterable, Mapping
 
+from markupsafe import Markup
+
 __all__ = ["Html", "Node", "Th", "attrs", "breakable", "h", "join", "table", "tag", "th"]
 
-
-class Html(str):
-    """Markup that is already safe (made by this module); never built from outside text."""
-
-    __slots__ = ()
-
+Html = Markup
 
 Node = Html | str | int | float | None
 
 
 def h(value: Node) -> Html:
-    """``value`` as safe markup: :class:`Html` as is, anything else escaped (``None`` empty)."""
+    """``value`` as safe markup: markup as is, anything else escaped (``None`` empty), with
+    the entities the pages have always had (``&quot;``, ``&#x27;``)."""
     if isinstance(value, Html):
         return value
     if value is None:
@@ -75,7 +77,7 @@ def tag(
 def breakable(name: str) -> Html:
     """``name`` escaped, with a line-break opportunity after each ``_`` (a long metric name
     in a narrow column header breaks there, never mid-word)."""
-    return Html(h(name).replace("_", "_<wbr>"))
+    return Html(str(h(name)).replace("_", "_<wbr>"))  # str's replace: Markup's would escape
 
 
 class Th(Html):

@@ -8,13 +8,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
-from pytest_ragproof.review.html import Html, Node, h, tag
+from pytest_ragproof.review.html import Html, Node
 
-__all__ = ["APP_KEY", "NavItem", "all_done", "page"]
+__all__ = [
+    "APP_KEY",
+    "NavItem",
+    "all_done",
+    "hidden_token",
+    "keys",
+    "message",
+    "page",
+    "progress",
+    "side",
+    "steps",
+]
 
 APP_KEY = "ragproof_review"  # app.state attribute holding the ReviewApp
 
@@ -34,48 +46,34 @@ def page(
     body: Html,
     status_code: int = 200,
 ) -> HTMLResponse:
-    """A whole HTML page: the shared head and navigation around ``body``."""
+    """A whole HTML page (``templates/review/page.html.j2``): the shared head and
+    navigation around ``body``, markup the area rendered."""
+    from pytest_ragproof.reporting.templating import render
+
     review = getattr(request.app.state, APP_KEY)
-    nav = tag(
-        "nav",
-        tag("span", "ragproof review", class_="brand"),
-        [
-            tag(
-                "a",
-                item.label,
-                href=item.href,
-                class_="active" if item.area == area else None,
-                aria_current="page" if item.area == area else None,
-            )
-            for item in review.nav
-        ],
-        tag("span", f"reviewer: {review.reviewer}", class_="who"),
-    )
-    document = Html(
-        "<!doctype html>\n"
-        + tag(
-            "html",
-            tag(
-                "head",
-                Html('<meta charset="utf-8">'),
-                tag("title", f"{title} · ragproof review"),
-                tag("meta", name="viewport", content="width=device-width, initial-scale=1"),
-                tag("meta", name="ragproof-token", content=review.token),
-                tag("link", rel="icon", href="data:,"),  # no favicon request
-                tag("link", rel="stylesheet", href="/static/review.css"),
-                tag("script", src="/static/review.js", defer=True),
-            ),
-            tag("body", nav, tag("main", body), data_area=area),
-            lang="en",
-        )
+    document = render(
+        "review/page.html.j2",
+        title=title,
+        area=area,
+        token=review.token,
+        nav=review.nav,
+        reviewer=review.reviewer,
+        body=body,
     )
     return HTMLResponse(document, status_code=status_code)
+
+
+def _part(name: str, *args: Any) -> Html:
+    """The macro ``name`` of ``review/parts.html.j2`` (the pieces the areas share)."""
+    from pytest_ragproof.reporting.templating import call_macro
+
+    return call_macro("review/parts.html.j2", name, *args)
 
 
 def hidden_token(request: Request) -> Html:
     """The token field every form of the app carries."""
     review = getattr(request.app.state, APP_KEY)
-    return tag("input", type="hidden", name="token", value=review.token)
+    return _part("token_field", review.token)
 
 
 def message(
@@ -85,20 +83,14 @@ def message(
         request,
         title=title,
         area=area,
-        body=tag("section", tag("h1", title), tag("p", h(text)), class_="message"),
+        body=_part("message", title, text),
         status_code=status_code,
     )
 
 
 def progress(done: int, total: int, what: str) -> Html:
     """The progress bar: ``done`` of ``total`` ``what``."""
-    return tag(
-        "div",
-        tag("progress", value=done, max=max(total, 1)),
-        tag("span", f"{done} of {total} {what}", id="progress-text"),
-        class_="progress",
-        aria_label=f"{done} of {total} {what}",
-    )
+    return _part("progress", done, total, what)
 
 
 def all_done(said: str, next_step: str, command: Sequence[str]) -> Html:
@@ -106,35 +98,20 @@ def all_done(said: str, next_step: str, command: Sequence[str]) -> Html:
     step and its command line (each argument quoted for a POSIX shell)."""
     import shlex
 
-    return tag(
-        "p",
-        tag("b", said),
-        f" {next_step}: ",
-        tag("code", shlex.join(command)),
-        class_="note done",
-        id="all-decided",
-        role="status",
-    )
+    return _part("all_done", said, next_step, shlex.join(command))
 
 
 def keys(*pairs: tuple[str, str]) -> Html:
     """The keyboard hints shown under a page: (key, what it does)."""
-    return tag(
-        "p",
-        [tag("span", tag("kbd", key), f" {what}", class_="key") for key, what in pairs],
-        class_="keys",
-    )
+    return _part("keys", pairs)
 
 
-def steps(n: int, total: int, prev_href: str | None, next_href: str | None) -> list[Node]:
+def steps(n: int, total: int, prev_href: str | None, next_href: str | None) -> Html:
     """The start of a pager: ``← previous · case N of M · next →`` (a step with nowhere to go
     is shown muted, not linked)."""
-    return [
-        tag("a", "← previous", href=prev_href, id="prev")
-        if prev_href
-        else tag("span", "← previous", class_="muted"),
-        f" · case {n} of {total} · ",
-        tag("a", "next →", href=next_href, id="next")
-        if next_href
-        else tag("span", "next →", class_="muted"),
-    ]
+    return _part("steps", n, total, prev_href, next_href)
+
+
+def side(title: str | None, body: Html, *, id: str | None = None) -> Html:
+    """A page's right column: an optional heading over ``body``."""
+    return _part("side", title, body, id)

@@ -21,12 +21,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof import defaults
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.regression.compare import NOT_COMPARED, AggregateChange, Comparison, compare
-from pytest_ragproof.results.document import RESULTS_FORMAT, read_results
+from pytest_ragproof.results.document import RESULTS_FORMAT, read_model, read_results
+
+if TYPE_CHECKING:
+    from pytest_ragproof.results.models import Results
 
 __all__ = [
     "BaselineOutcome",
@@ -170,7 +173,7 @@ def check_baseline_path(settings: BaselineSettings) -> None:
         # Read now, so a file that is not a results file (truncated, not JSON) stops the
         # run before any case runs, as a schema error does.
         check_baseline_document(
-            read_results(settings.path, check=True, shown=settings.shown), settings.shown
+            read_model(settings.path, check=True, shown=settings.shown), settings.shown
         )
     if kind == "dataset":
         raise ConfigError(
@@ -185,7 +188,7 @@ def check_baseline_path(settings: BaselineSettings) -> None:
         )
 
 
-def check_baseline_document(doc: Mapping[str, Any], shown: str) -> None:
+def check_baseline_document(doc: Results, shown: str) -> None:
     """Refuse a baseline that holds no case a comparison could use (ConfigError).
 
     Its shape, ranges and digest were checked on read; a baseline of no scored case
@@ -193,12 +196,12 @@ def check_baseline_document(doc: Mapping[str, Any], shown: str) -> None:
     """
     scored = [
         c
-        for c in doc["cases"]
-        if c["status"] != "error" and any(m not in VOLATILE_METRICS for m in c["metrics"])
+        for c in doc.cases
+        if c.status != "error" and any(m not in VOLATILE_METRICS for m in c.metrics)
     ]
     if not scored:
         raise ConfigError(
-            f"--ragproof-baseline {shown}: field cases: holds {len(doc['cases'])} case(s) and "
+            f"--ragproof-baseline {shown}: field cases: holds {len(doc.cases)} case(s) and "
             "none with a scored metric, so a comparison would compare nothing; point it at the "
             "baseline of a run that scored its cases"
         )
@@ -233,19 +236,19 @@ def _how_to_create(settings: BaselineSettings) -> str:
 
 
 def _foreign_id(
-    baseline: Mapping[str, Any], shown: str, dataset_ids: Mapping[str, frozenset[str]]
+    baseline: Results, shown: str, dataset_ids: Mapping[str, frozenset[str]]
 ) -> str | None:
     """The first case of ``baseline`` that claims a dataset sha256 of this run (a key of
     ``dataset_ids``: the ids of the loaded dataset with that content) but is not one of its
     cases, as a message; None when every such id is the dataset's."""
-    sha_of = {str(d.get("path")): str(d.get("sha256")) for d in baseline.get("datasets") or []}
-    for i, case in enumerate(baseline.get("cases") or []):
-        sha = sha_of.get(str(case.get("dataset")))
+    sha_of = {d.path: d.sha256 for d in baseline.datasets}
+    for i, case in enumerate(baseline.cases):
+        sha = sha_of.get(case.dataset)
         ids = dataset_ids.get(sha) if sha is not None else None
-        if ids is not None and str(case.get("id")) not in ids:
+        if ids is not None and case.id not in ids:
             return (
-                f"{shown}: case {case.get('id')} (cases[{i}]), field id: not a case of "
-                f"dataset {case.get('dataset')} although the baseline names its sha256 "
+                f"{shown}: case {case.id} (cases[{i}]), field id: not a case of "
+                f"dataset {case.dataset} although the baseline names its sha256 "
                 f"{str(sha)[:12]}; the file was edited or made from another dataset: "
                 "use the results file pytest-ragproof wrote for this dataset"
             )
@@ -286,7 +289,10 @@ def apply_baseline(
     if not path.is_file():
         return BaselineOutcome([f"baseline {path} does not exist; {_how_to_create(settings)}"])
     try:
-        baseline = read_results(path, check=True, shown=str(path))
+        from pytest_ragproof.results.schema import load_results
+
+        parsed = read_results(path)
+        baseline = load_results(parsed, str(path))
         check_baseline_document(baseline, str(path))
     except ConfigError as exc:
         # Never suggest --ragproof-baseline-update here: it would replace the file.
@@ -299,7 +305,7 @@ def apply_baseline(
             results,
             # A plain --ragproof-report file may serve as a baseline: drop its timings
             # too, so latency is never compared across machines.
-            baseline_document(baseline),
+            baseline_document(parsed),
             tolerances=settings.tolerances,
             alpha=settings.alpha,
             allow_dataset_change=settings.allow_dataset_change,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import Protocol
 
 from pytest_ragproof.verdict.gates import INCOMPLETE, ThresholdResult, row_errors, row_values
 from pytest_ragproof.verdict.record import CaseRecord
@@ -15,10 +15,34 @@ def fmt_score(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
+class ThresholdRowLike(Protocol):
+    """A threshold row as the table reads it: the run's :class:`ThresholdResult`, or the
+    typed row of a results document (:class:`pytest_ragproof.results.models.ThresholdRow`)."""
+
+    @property
+    def pipeline(self) -> str | None: ...
+    @property
+    def selector(self) -> str | None: ...
+    @property
+    def metric(self) -> str | None: ...
+    @property
+    def scope(self) -> str | None: ...
+    @property
+    def aggregator(self) -> str | None: ...
+    @property
+    def bound(self) -> str | None: ...
+    @property
+    def n(self) -> int | None: ...
+    @property
+    def verdict(self) -> str | None: ...
+    @property
+    def gated(self) -> bool: ...
+
+
 def threshold_table(results: Sequence[ThresholdResult], records: Sequence[CaseRecord]) -> str:
     """The summary's threshold table of a run (its rows and its case records)."""
     return format_threshold_rows(
-        [r.to_dict() for r in results],
+        results,
         # The values each row's verdict was decided on (an aggregate's error cases keep
         # the values they have: the row of a passed gate never reads "-").
         [row_values(records, r.threshold, r.scope, r.pipeline) for r in results],
@@ -27,11 +51,11 @@ def threshold_table(results: Sequence[ThresholdResult], records: Sequence[CaseRe
 
 
 def format_threshold_rows(
-    rows: Sequence[Mapping[str, Any]],
+    rows: Sequence[ThresholdRowLike],
     values: Sequence[Sequence[float]],
     errors: Sequence[int | None],
 ) -> str:
-    """The threshold table from threshold rows as the results document holds them and, per
+    """The threshold table from threshold rows (the run's, or a results document's) and, per
     row, the values it was decided on (:func:`~pytest_ragproof.verdict.gates.row_values`)
     and the cases of its population not scored (:func:`~pytest_ragproof.verdict.gates.row_errors`;
     ``None``: not known): the terminal summary and ``ragproof history show`` print the same
@@ -41,19 +65,19 @@ def format_threshold_rows(
     table = []
     for r, vals, n_error in zip(rows, values, errors, strict=True):
         stats = aggregate(list(vals)) if vals else {}
-        scope = r.get("scope")
-        bound = r.get("bound") if scope == "case" else f"{r.get('aggregator')} {r.get('bound')}"
-        verdict = str(r.get("verdict"))
+        scope = r.scope
+        bound = r.bound if scope == "case" else f"{r.aggregator} {r.bound}"
+        verdict = str(r.verdict)
         if verdict in ("pass", "fail", INCOMPLETE):
             verdict = verdict.upper()
-        if scope == "aggregate" and not r.get("gated", True):
+        if scope == "aggregate" and not r.gated:
             verdict += " (not gated)"
         table.append(
             [
-                r.get("pipeline"),
-                r.get("selector"),
-                r.get("metric"),
-                r.get("n"),
+                r.pipeline,
+                r.selector,
+                r.metric,
+                r.n,
                 fmt_score(stats.get("mean")),
                 fmt_score(stats.get("min")),
                 f"{bound} ({scope})",
