@@ -51,7 +51,7 @@ out_of_scope       router  (every case of kind ``unanswerable``)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof.reporting._correctness import correctness_scores
 from pytest_ragproof.reporting.component_map import (
@@ -64,6 +64,12 @@ from pytest_ragproof.reporting.component_map import (
     not_measured,
 )
 
+if TYPE_CHECKING:
+    from pytest_ragproof.results.models import Case, ComponentScore
+
+#: Component scores as computed here (dicts), or as a results document's models hold them.
+Scores = Mapping[str, Mapping[str, "ComponentScore | Mapping[str, Any]"]]
+
 __all__ = [
     "BASIS_CORRECTNESS",
     "BASIS_PASS_RATE",
@@ -72,31 +78,48 @@ __all__ = [
     "basis_of",
     "component_scores",
     "format_components",
+    "typed_scores",
 ]
 
 
-def basis_of(cases: Sequence[Mapping[str, Any]]) -> str:
+def _cases(cases: Sequence[Case | Mapping[str, Any]]) -> list[Case]:
+    from pytest_ragproof.results.models import Case
+
+    return [c if isinstance(c, Case) else Case.model_validate(c) for c in cases]
+
+
+def typed_scores(scores: Scores) -> dict[str, dict[str, ComponentScore]]:
+    """``scores`` as :class:`~pytest_ragproof.results.models.ComponentScore` models."""
+    from pytest_ragproof.results.models import ComponentScore
+
+    return {
+        p: {
+            c: s if isinstance(s, ComponentScore) else ComponentScore.model_validate(s)
+            for c, s in of.items()
+        }
+        for p, of in scores.items()
+    }
+
+
+def basis_of(cases: Sequence[Case | Mapping[str, Any]]) -> str:
     """``answer_correctness`` when the run judged it on some case, else ``pass rate``."""
-    for case in cases:
-        if CORRECTNESS in (case.get("metrics") or {}) or CORRECTNESS in (
-            case.get("not_judged") or {}
-        ):
+    for case in _cases(cases):
+        if CORRECTNESS in case.metrics or CORRECTNESS in case.not_judged:
             return BASIS_CORRECTNESS
     return BASIS_PASS_RATE
 
 
-def _components_of(case: Mapping[str, Any]) -> tuple[str, ...]:
-    kind = case.get("kind")
-    if kind == "unanswerable":
+def _components_of(case: Case) -> tuple[str, ...]:
+    if case.kind == "unanswerable":
         return ("router",)
-    if kind != "qa":
+    if case.kind != "qa":
         return ()
-    return QUESTION_TYPE_COMPONENTS.get(str(case.get("question_type", "simple")), ())
+    return QUESTION_TYPE_COMPONENTS.get(case.question_type, ())
 
 
-def _kb_outcome(case: Mapping[str, Any]) -> bool | None:
+def _kb_outcome(case: Case) -> bool | None:
     """Whether a simple qa case found a relevant source at the widest cutoff; None if unknown."""
-    metrics: Mapping[str, float] = case.get("metrics") or {}
+    metrics: Mapping[str, float] = case.metrics
     widest: tuple[int, float] | None = None  # (k, hit@k) with the largest k
     for name, value in metrics.items():
         if name.startswith("hit@") and name[4:].isdigit():
@@ -139,7 +162,9 @@ class _Tally:
         }
 
 
-def component_scores(cases: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+def component_scores(
+    cases: Sequence[Case | Mapping[str, Any]],
+) -> dict[str, dict[str, dict[str, Any]]]:
     """Per pipeline, per component: score, counts, question types seen, and a label.
 
     ``cases`` are the ``cases`` of a results document. Every pipeline gets every
@@ -147,16 +172,21 @@ def component_scores(cases: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, 
     (``answer_correctness`` or ``pass rate``, see the module docstring) is the same
     for every pipeline and is each entry's ``basis``.
     """
-    if basis_of(cases) == BASIS_CORRECTNESS:
-        return correctness_scores(cases)
+    typed = _cases(cases)
+    if basis_of(typed) == BASIS_CORRECTNESS:
+        # reporting/_correctness reads parsed cases (labels' helper converts it): the
+        # cases as the document wrote them
+        return correctness_scores(
+            [c.model_dump(exclude_unset=True) if not isinstance(c, Mapping) else c for c in cases]
+        )
     tallies: dict[str, dict[str, _Tally]] = {}
     ran: dict[str, dict[str, set[str]]] = {}  # pipeline -> question type -> kinds
-    for case in cases:
-        pipeline = str(case.get("pipeline", ""))
+    for case in typed:
+        pipeline = case.pipeline
         mine = tallies.setdefault(pipeline, {c: _Tally() for c in COMPONENTS})
-        qtype = str(case.get("question_type") or "simple")
-        ran.setdefault(pipeline, {}).setdefault(qtype, set()).add(str(case.get("kind")))
-        is_error = case.get("status") == "error"
+        qtype = case.question_type or "simple"
+        ran.setdefault(pipeline, {}).setdefault(qtype, set()).add(case.kind)
+        is_error = case.status == "error"
         for component in _components_of(case):
             tally = mine[component]
             tally.types.add(qtype)
@@ -164,8 +194,8 @@ def component_scores(cases: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, 
                 tally.n_error += 1
                 continue
             tally.n += 1
-            tally.passed += case.get("status") == "passed"
-        if case.get("kind") == "qa" and qtype == "simple":
+            tally.passed += case.status == "passed"
+        if case.kind == "qa" and qtype == "simple":
             kb = mine["knowledge_base"]
             if is_error:
                 kb.types.add(qtype)
@@ -184,29 +214,30 @@ def component_scores(cases: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, 
     }
 
 
-def format_components(scores: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[str]:
+def format_components(scores: Scores) -> list[str]:
     """Terminal lines: one row per component, one column per pipeline."""
     if not scores:
         return []
     from tabulate import tabulate
 
-    pipelines = list(scores)
+    typed = typed_scores(scores)
+    pipelines = list(typed)
     rows = [
-        [component, *(scores[p][component]["label"] for p in pipelines)] for component in COMPONENTS
+        [component, *(typed[p][component].label for p in pipelines)] for component in COMPONENTS
     ]
     table = tabulate(rows, headers=["component", *pipelines], tablefmt="simple")
     return [f"component scores (RAGET-style, {basis_text(scores)}):", *table.splitlines()]
 
 
-def score_basis(scores: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> str:
+def score_basis(scores: Scores) -> str:
     """The basis of a ``components`` section; ``pass rate`` for one written before bases."""
-    for by_component in scores.values():
+    for by_component in typed_scores(scores).values():
         for entry in by_component.values():
-            return str(entry.get("basis", BASIS_PASS_RATE))
+            return entry.basis
     return BASIS_PASS_RATE
 
 
-def basis_text(scores: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> str:
+def basis_text(scores: Scores) -> str:
     """How the scores were computed, in words (the terminal, Markdown and HTML say it)."""
     if score_basis(scores) == BASIS_CORRECTNESS:
         return (

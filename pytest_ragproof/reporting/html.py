@@ -224,9 +224,6 @@ def render_html(results: Mapping[str, Any] | Results, *, source: str | None = No
     from pytest_ragproof.reporting.templating import render
 
     doc = as_model(results)
-    # The sections not typed yet (components, judges, the baseline chart) read the parsed
-    # document; a model given is dumped as the document it was read from.
-    raw = results if isinstance(results, Mapping) else doc.model_dump(exclude_unset=True)
     pipelines = _pipelines(doc)
     data = case_data(doc, source=source)
     sections = [
@@ -234,16 +231,14 @@ def render_html(results: Mapping[str, Any] | Results, *, source: str | None = No
         ("pass-fail", "Pass and fail", pass_fail(doc, pipelines)),
         ("aggregates", "Aggregates", aggregates(doc, pipelines)),
         ("distributions", "Score distributions", distributions(doc, pipelines)),
-        ("components", "Component scores (RAGET-style)", _components(raw, pipelines)),
+        ("components", "Component scores (RAGET-style)", _components(doc, pipelines)),
     ]
-    judges = raw.get("judges")
-    if isinstance(judges, Mapping):
-        sections.insert(4, ("judges", "LLM judges", sec.judges(judges)))
+    if doc.judges is not None:
+        sections.insert(4, ("judges", "LLM judges", sec.judges(doc.judges)))
     if any(c.flaky for c in doc.cases):
         sections.insert(1, ("flaky", "Flaky cases", sec.flaky(doc)))
-    comparison = raw.get("baseline")
-    if doc.baseline is not None and isinstance(comparison, Mapping):
-        chart = baseline_chart(comparison.get("aggregates") or [])
+    if doc.baseline is not None:
+        chart = baseline_chart(doc.baseline.aggregates)
         sections.append(("baseline", "Baseline comparison", sec.baseline(doc.baseline, chart)))
     sections.append(("cases", "Cases", render("report/cases.html.j2")))
     return str(
@@ -267,6 +262,7 @@ _MAPPING = (
 )
 
 
-def _components(results: Mapping[str, Any], pipelines: Sequence[str]) -> str:
-    correctness = score_basis(sec.scores_of(results)) == BASIS_CORRECTNESS
-    return sec.components(results, pipelines, correctness=correctness, mapping=_MAPPING)
+def _components(doc: Results, pipelines: Sequence[str]) -> str:
+    scores = sec.scores_of(doc)
+    correctness = score_basis(scores) == BASIS_CORRECTNESS
+    return sec.components(scores, pipelines, correctness=correctness, mapping=_MAPPING)

@@ -36,7 +36,7 @@ from pytest_ragproof.reporting.svg import (
 from pytest_ragproof.reporting.templating import call_macro
 
 if TYPE_CHECKING:
-    from pytest_ragproof.results.models import Case, Results
+    from pytest_ragproof.results.models import AggregateChange, Case, Results
 
 __all__ = ["delta_rows", "distributions", "histogram_bins", "pass_fail"]
 
@@ -174,38 +174,39 @@ def distributions(doc: Results, pipelines: Sequence[str]) -> Markup:
     return call_macro(_CHARTS, "distributions", out)
 
 
-def _bounded(a: Mapping[str, Any]) -> bool:
-    means = (a.get("baseline_mean"), a.get("current_mean"))
-    return str(a.get("metric")) not in UNCHARTED and all(
-        isinstance(m, int | float) and 0.0 <= float(m) <= 1.0 for m in means
-    )
+def _bounded(a: AggregateChange) -> bool:
+    means = (a.baseline_mean, a.current_mean)
+    return a.metric not in UNCHARTED and all(m is not None and 0.0 <= m <= 1.0 for m in means)
 
 
-def delta_rows(changes: Sequence[Mapping[str, Any]]) -> list[DeltaRow]:
-    """The rows of the baseline's change chart: compared metrics on the 0..1 scale."""
-    drawn = [a for a in changes if isinstance(a.get("delta"), int | float) and _bounded(a)]
-    several = len({str(a.get("pipeline")) for a in drawn}) > 1
+def delta_rows(changes: Sequence[AggregateChange | Mapping[str, Any]]) -> list[DeltaRow]:
+    """The rows of the baseline's change chart: compared metrics on the 0..1 scale
+    (``changes``: the baseline's ``aggregates``, parsed or their models)."""
+    from pytest_ragproof.results.models import AggregateChange
+
+    typed = [
+        a if isinstance(a, AggregateChange) else AggregateChange.model_validate(a) for a in changes
+    ]
+    drawn = [a for a in typed if a.delta is not None and _bounded(a)]
+    several = len({a.pipeline for a in drawn}) > 1
     rows = []
     for a in drawn:
-        selector, metric = str(a.get("selector")), str(a.get("metric"))
-        label = metric_label(selector, metric)
+        label = metric_label(a.selector, a.metric)
         if several:
-            label += f" [{a.get('pipeline')}]"
-        delta = float(a["delta"])
-        interval = a.get("interval")
+            label += f" [{a.pipeline}]"
+        delta = float(a.delta or 0.0)
+        interval = a.interval
         low = high = None
-        if isinstance(interval, Mapping):
-            low, high = float(interval["low"]), float(interval["high"])
-            level = float(interval.get("level", 0.95))
-            spread = f"{100 * level:g}% [{_signed(low)}, {_signed(high)}]"
-        elif "interval" in a:
-            spread = f"no interval ({a.get('n')} pair)"
+        if interval is not None:
+            low, high = float(interval.low), float(interval.high)
+            spread = f"{100 * float(interval.level):g}% [{_signed(low)}, {_signed(high)}]"
+        elif "interval" in a.model_fields_set:
+            spread = f"no interval ({a.n} pair)"
         else:
             spread = "no interval in this results file"
-        test = a.get("test") or {}
-        p = test.get("p_value")
-        p_text = f"p {p:.3g}" if isinstance(p, int | float) else "p –"
-        verdict = str(a.get("verdict", ""))
+        p = None if a.test is None else a.test.p_value
+        p_text = "p –" if p is None else f"p {p:.3g}"
+        verdict = a.verdict
         text = f"{_signed(delta)} · {spread} · {p_text} · {verdict}"
         rows.append(DeltaRow(label, delta, low, high, text, verdict))
     return rows
@@ -215,7 +216,7 @@ def _signed(value: float) -> str:
     return "0" if value == 0 else f"{value:+.3g}"
 
 
-def baseline_chart(changes: Sequence[Mapping[str, Any]]) -> Markup:
+def baseline_chart(changes: Sequence[AggregateChange | Mapping[str, Any]]) -> Markup:
     rows = delta_rows(changes)
     if not rows:
         return Markup("")

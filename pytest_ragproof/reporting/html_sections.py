@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 from markupsafe import Markup
 
 from pytest_ragproof.judges import NOT_JUDGED_REASONS
-from pytest_ragproof.reporting.components import COMPONENTS, component_scores
+from pytest_ragproof.reporting.components import COMPONENTS, component_scores, typed_scores
 from pytest_ragproof.reporting.template_filters import cost_text, num
 from pytest_ragproof.reporting.templating import render
 
 if TYPE_CHECKING:
-    from pytest_ragproof.results.models import Baseline, Results
+    from pytest_ragproof.results.models import Baseline, ComponentScore, JudgeTotals, Results
 
 __all__ = [
     "baseline",
@@ -106,34 +106,36 @@ def _thresholds(doc: Results) -> list[dict[str, Any]]:
     return rows
 
 
-def scores_of(results: Mapping[str, Any]) -> dict[str, dict[str, dict[str, Any]]]:
-    return component_scores(results.get("cases") or [])
+def scores_of(doc: Results) -> dict[str, dict[str, ComponentScore]]:
+    """The component scores of the document's cases (computed, as the run's terminal did)."""
+    return typed_scores(component_scores(doc.cases))
 
 
-def _by_type(entry: Mapping[str, Any]) -> str:
+def _by_type(entry: ComponentScore) -> str:
     """``out_of_scope 1.00 (1) · simple 0.67 (2)``: the per-type means a RAGET score averages."""
-    by_type = entry.get("by_question_type") or {}
-    return " · ".join(f"{qt} {t['score']:.2f} ({t['n']})" for qt, t in by_type.items())
+    return " · ".join(f"{qt} {t.score:.2f} ({t.n})" for qt, t in entry.by_question_type.items())
 
 
 def components(
-    results: Mapping[str, Any], pipelines: Sequence[str], *, correctness: bool, mapping: str
+    scores: Mapping[str, Mapping[str, ComponentScore]],
+    pipelines: Sequence[str],
+    *,
+    correctness: bool,
+    mapping: str,
 ) -> Markup:
-    """The component scores per pipeline, after the paragraph on their basis."""
-    scores = scores_of(results)
+    """The component scores per pipeline (:func:`scores_of`), after the paragraph on
+    their basis."""
     rows = []
     for component in COMPONENTS if scores else ():
-        cells = []
+        cells: list[dict[str, Any]] = []
         for p in pipelines:
             s = (scores.get(p) or {}).get(component)
-            if s is None or s["score"] is None:
-                label = s["label"] if s else "not measured"
+            if s is None or s.score is None:
+                label = s.label if s else "not measured"
                 cells.append({"width": None, "label": label})
                 continue
-            cells.append(
-                {"width": round(100 * s["score"]), "label": s["label"], "by_type": _by_type(s)}
-            )
-        seen = sorted({t for p in scores.values() for t in p[component]["question_types"]})
+            cells.append({"width": round(100 * s.score), "label": s.label, "by_type": _by_type(s)})
+        seen = sorted({t for p in scores.values() for t in p[component].question_types})
         rows.append(
             {"component": component.replace("_", " "), "scores": cells, "seen": ", ".join(seen)}
         )
@@ -146,34 +148,29 @@ def components(
     )
 
 
-def judges(data: Mapping[str, Any]) -> Markup:
+def judges(data: JudgeTotals) -> Markup:
     """The run's judges: model, calls, cache, tokens, cost, what was not judged and why."""
     rows: list[tuple[str, Any]] = [
-        ("model", data.get("judge_model")),
-        ("judges", ", ".join(map(str, data.get("judges") or [])) or "none"),
-        ("response format", data.get("judge_response_format")),
-        ("concurrency", num(data.get("judge_concurrency"))),
-        ("cases judged", num(data.get("cases"))),
-        ("cases with a judge error", num(data.get("errors"))),
-        ("calls", num(data.get("calls"))),
-        ("served by the cache", num(data.get("cached"))),
-        ("HTTP requests", num(data.get("requests"))),
-        ("prompt tokens", num(data.get("prompt_tokens"))),
-        ("completion tokens", num(data.get("completion_tokens"))),
-        ("cost", cost_text(data.get("cost_usd"))),
+        ("model", data.judge_model),
+        ("judges", ", ".join(data.judges) or "none"),
+        ("response format", data.judge_response_format),
+        ("concurrency", num(data.judge_concurrency)),
+        ("cases judged", num(data.cases)),
+        ("cases with a judge error", num(data.errors)),
+        ("calls", num(data.calls)),
+        ("served by the cache", num(data.cached)),
+        ("HTTP requests", num(data.requests)),
+        ("prompt tokens", num(data.prompt_tokens)),
+        ("completion tokens", num(data.completion_tokens)),
+        ("cost", cost_text(data.cost_usd)),
     ]
-    if data.get("max_calls") is not None:
-        rows.append(("max calls (--ragproof-judge-max-calls)", num(data["max_calls"])))
-    if data.get("budget_usd") is not None:
-        rows.append(("budget (--ragproof-judge-budget-usd)", f"${data['budget_usd']:g}"))
-    skipped = data.get("not_judged") or {}
-    reasons = [[r, num(n), NOT_JUDGED_REASONS.get(str(r), "")] for r, n in skipped.items()]
-    est = data.get("dry_run_estimate")
+    if data.max_calls is not None:
+        rows.append(("max calls (--ragproof-judge-max-calls)", num(data.max_calls)))
+    if data.budget_usd is not None:
+        rows.append(("budget (--ragproof-judge-budget-usd)", f"${data.budget_usd:g}"))
+    reasons = [[r, num(n), NOT_JUDGED_REASONS.get(r, "")] for r, n in data.not_judged.items()]
     return render(
-        "report/judges.html.j2",
-        rows=rows,
-        not_judged=reasons,
-        estimate=est if isinstance(est, Mapping) else None,
+        "report/judges.html.j2", rows=rows, not_judged=reasons, estimate=data.dry_run_estimate
     )
 
 

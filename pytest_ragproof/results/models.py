@@ -34,6 +34,7 @@ __all__ = [
     "Baseline",
     "Case",
     "CaseFlip",
+    "ChangeInterval",
     "ComponentScore",
     "Context",
     "Dataset",
@@ -45,6 +46,7 @@ __all__ = [
     "JudgeTotals",
     "Message",
     "PairedTest",
+    "QuestionTypeScore",
     "Repeats",
     "Results",
     "Run",
@@ -234,6 +236,13 @@ class Aggregate(_Open):
     values: dict[StrictStr, Number | None] = {}  # mean, min, max, p50, p90, p95
 
 
+class QuestionTypeScore(_Open):
+    """A question type's mean ``answer_correctness`` and case count (basis answer_correctness)."""
+
+    score: Number | None = None
+    n: Count = 0
+
+
 class ComponentScore(_Open):
     """One RAGET-style component of one pipeline (``score`` None: not measured)."""
 
@@ -245,6 +254,7 @@ class ComponentScore(_Open):
     n_error: Count = 0
     question_types: list[StrictStr] = []
     label: StrictStr | None = None
+    by_question_type: dict[StrictStr, QuestionTypeScore] = {}  # basis answer_correctness only
 
 
 class DryRunEstimate(_Open):
@@ -260,8 +270,12 @@ class JudgeTotals(_Open):
     """The ``judges`` section: the judges' settings, calls, tokens and cost of the run."""
 
     judge_model: StrictStr | None = None
+    judges: list[StrictStr] = []
+    judge_response_format: StrictStr | None = None
+    judge_concurrency: Count | None = None
     calls: Count | None = None
     cached: Count | None = None
+    requests: Count | None = None  # HTTP requests sent (calls less the cache, plus retries)
     prompt_tokens: Count | None = None
     completion_tokens: Count | None = None
     cost_usd: Number | None = None  # None: no price known for the model
@@ -282,10 +296,19 @@ class CaseFlip(_Open):
 
 
 class PairedTest(_Open):
-    method: StrictStr
+    method: StrictStr | None = None  # None: a hand-written or older file without it
     statistic: Number | None = None
     p_value: Number | None = None
     n: Count | None = None
+
+
+class ChangeInterval(_Open):
+    """The interval of a mean's change (charts only): Newcombe's or the paired t."""
+
+    method: StrictStr | None = None
+    level: Number = 0.95
+    low: Number
+    high: Number
 
 
 class AggregateChange(_Open):
@@ -306,7 +329,7 @@ class AggregateChange(_Open):
     failed: StrictBool = False
     note: StrictStr | None = None
     worst: list[dict[StrictStr, Any]] = []
-    interval: dict[StrictStr, Any] | None = None
+    interval: ChangeInterval | None = None  # None: one pair (absent: an older file)
 
 
 class Baseline(_Open):
