@@ -9,7 +9,7 @@ disagreement links to its case page. The markup is the template ``review/agreeme
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -19,6 +19,9 @@ from pytest_ragproof.reporting.templating import render
 from pytest_ragproof.review.app import Area
 from pytest_ragproof.review.layout import APP_KEY, NavItem, page
 from pytest_ragproof.review.results import ResultsReview
+
+if TYPE_CHECKING:
+    from pytest_ragproof.labels import PeopleAgreement
 
 __all__ = ["agreement_area", "cell"]
 
@@ -49,21 +52,19 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
-def people_line(people: Mapping[str, Any]) -> str:
+def people_line(people: PeopleAgreement) -> str:
     """Agreement between people, worded as judge-check words it."""
-    if people["statistic"] is None:
-        return f"between people: {people['undefined']}"
-    stat = STATISTICS[people["statistic"]]
-    if people["statistic"] == "krippendorff_alpha":
-        stat += f" ({people['level']})"
+    if people.statistic is None:
+        return f"between people: {people.undefined}"
+    stat = STATISTICS[people.statistic]
+    if people.statistic == "krippendorff_alpha":
+        stat += f" ({people.level})"
     value = (
-        f"= {people['value']:.3f}"
-        if people["value"] is not None
-        else f"undefined ({people['undefined']})"
+        f"= {people.value:.3f}" if people.value is not None else f"undefined ({people.undefined})"
     )
     return (
-        f"between people: {stat} {value} among {', '.join(people['reviewers'])} on "
-        f"{_count(people['shared_items'], 'item')} labelled by two or more"
+        f"between people: {stat} {value} among {', '.join(people.reviewers)} on "
+        f"{_count(people.shared_items, 'item')} labelled by two or more"
     )
 
 
@@ -72,7 +73,7 @@ async def agreement_page(request: Request) -> Response:
     reviewer = getattr(request.app.state, APP_KEY).reviewer
     snapshot = review.snapshot(reviewer)
     report = review.agreement()
-    index = {(str(c.get("id")), str(c.get("pipeline"))): n for n, c in enumerate(snapshot.cases, 1)}
+    index = {(c.id, c.pipeline): n for n, c in enumerate(snapshot.cases, 1)}
     summary = [
         f"{report.fresh} label(s) counted",
         f"reviewers: {', '.join(report.reviewers) or 'none'}",
@@ -88,7 +89,7 @@ async def agreement_page(request: Request) -> Response:
     metrics = []
     for m in report.metrics:
         columns = BINARY if m.judge.labels == "binary" else GRADED
-        notes = [people_line(m.people.to_dict())]
+        notes = [people_line(m.people)]
         if m.judge.not_judged:
             notes.append(
                 "labels without a judge score: "

@@ -17,9 +17,8 @@ verdict forms and their writes from :mod:`.cases_labels`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -51,6 +50,9 @@ from pytest_ragproof.review.layout import (
 )
 from pytest_ragproof.review.order import following, neighbours
 from pytest_ragproof.review.results import FILTERS, ResultsReview, Snapshot
+
+if TYPE_CHECKING:
+    from pytest_ragproof.results.models import Case
 
 __all__ = ["case_href", "cases_area"]
 
@@ -116,16 +118,16 @@ async def list_page(request: Request) -> Response:
     for i in snapshot.order(show):
         case = snapshot.cases[i]
         mine = [
-            snapshot.state.label_of(snapshot.reviewer, str(case["id"]), str(case["pipeline"]), m)
+            snapshot.state.label_of(snapshot.reviewer, case.id, case.pipeline, m)
             for m, _ in snapshot.metrics[i]
         ]
         rows.append(
             {
-                "id": str(case["id"]),
+                "id": case.id,
                 "href": case_href(i + 1, show),
-                "pipeline": case.get("pipeline"),
-                "kind": case.get("kind"),
-                "status": case.get("status"),
+                "pipeline": case.pipeline,
+                "kind": case.kind,
+                "status": case.status,
                 "judged": len(snapshot.metrics[i]),
                 "labelled": sum(1 for m in mine if m is not None),
                 "disagreement": snapshot.disagreement(i),
@@ -170,23 +172,21 @@ def _all_reviewed(review: ResultsReview, snapshot: Snapshot) -> Html:
     )
 
 
-def _case_view(case: Mapping[str, Any]) -> dict[str, Any]:
+def _case_view(case: Case) -> dict[str, Any]:
     """The fields of a case the page shows (the template escapes every one)."""
     return {
-        "id": case["id"],
-        "pipeline": case.get("pipeline"),
-        "kind": case.get("kind"),
-        "question_type": case.get("question_type"),
-        "status": case.get("status"),
-        "question": case.get("question"),
-        "answer": case.get("answer"),
-        "expected_answer": case.get("expected_answer"),
-        "expected_sources": ", ".join(str(s) for s in case.get("expected_source_ids") or []),
-        "reference_contexts": [
-            c for c in case.get("reference_contexts") or [] if isinstance(c, str)
-        ],
-        "adversarial_payload": case.get("adversarial_payload"),
-        "canary": case.get("canary"),
+        "id": case.id,
+        "pipeline": case.pipeline,
+        "kind": case.kind,
+        "question_type": case.question_type,
+        "status": case.status,
+        "question": case.question,
+        "answer": case.answer,
+        "expected_answer": case.expected_answer,
+        "expected_sources": ", ".join(case.expected_source_ids),
+        "reference_contexts": list(case.reference_contexts),
+        "adversarial_payload": case.adversarial_payload,
+        "canary": case.canary,
     }
 
 
@@ -206,8 +206,7 @@ async def case_page(request: Request) -> Response:
         (
             m
             for m, _ in metrics
-            if snapshot.state.label_of(snapshot.reviewer, str(case["id"]), str(case["pipeline"]), m)
-            is None
+            if snapshot.state.label_of(snapshot.reviewer, case.id, case.pipeline, m) is None
         ),
         metrics[0][0] if metrics else None,
     )
@@ -231,7 +230,7 @@ async def case_page(request: Request) -> Response:
             ("u", "undo"),
         ),
         conversation=conversation_of(case),
-        contexts=contexts_of(case),
+        contexts=contexts_of(case, snapshot.records[index]),
         rows=[
             metric_row(request, snapshot, case, n, show, m, kind, m == first_open)
             for m, kind in metrics
@@ -239,7 +238,7 @@ async def case_page(request: Request) -> Response:
         token_field=hidden_token(request),
         scores=scores_of(case, {m for m, _ in metrics}),
     )
-    return page(request, title=f"{case['id']} · {case.get('pipeline')}", area=AREA, body=body)
+    return page(request, title=f"{case.id} · {case.pipeline}", area=AREA, body=body)
 
 
 def cases_area(review: ResultsReview) -> Area:

@@ -12,7 +12,7 @@ are the contract with :func:`label`, which reads them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -42,6 +42,9 @@ from pytest_ragproof.review.layout import hidden_token, message
 from pytest_ragproof.review.results import ResultsReview, Snapshot, disagrees
 from pytest_ragproof.review.security import form_of
 
+if TYPE_CHECKING:
+    from pytest_ragproof.results.models import Case
+
 __all__ = ["label", "metric_row", "undo"]
 
 # A claim's choices in the form: (value, text); "" keeps the judge's verdict.
@@ -51,15 +54,15 @@ CLAIM_CHOICES = (("", "as the judge"), ("supported", "supported"), ("unsupported
 def metric_row(
     request: Request,
     snapshot: Snapshot,
-    case: Mapping[str, Any],
+    case: Case,
     n: int,
     show: str,
     metric: str,
     kind: str,
     current: bool,
 ) -> Html:
-    case_id, pipeline = str(case["id"]), str(case["pipeline"])
-    score = (case.get("metrics") or {}).get(metric)
+    case_id, pipeline = case.id, case.pipeline
+    score = case.metrics.get(metric)
     mine = snapshot.state.label_of(snapshot.reviewer, case_id, pipeline, metric)
     stale = [
         s
@@ -80,9 +83,7 @@ def metric_row(
         badge("muted", "not labelled by you")
     else:
         badge("badge fresh", f"you: {verdict_text(mine.verdict, kind)}", fmt(mine.verdict))
-        if mine.verdict is not None and disagrees(
-            float(score) if isinstance(score, int | float) else None, float(mine.verdict)
-        ):
+        if mine.verdict is not None and disagrees(score, float(mine.verdict)):
             badge("badge stale", "disagrees with the judge")
     for s in stale:
         badge(
@@ -93,9 +94,11 @@ def metric_row(
         )
     for label in others:
         badge("badge", f"{label.reviewer}: {verdict_text(label.verdict, kind)}")
-    claims = judged_claims(case, metric) if metric in CLAIM_METRICS else []
+    # labels/ reads the parsed case entry (snapshot.records, in the order of the cases)
+    record = snapshot.records[n - 1]
+    claims = judged_claims(record, metric) if metric in CLAIM_METRICS else []
     given = {c.index: c.verdict for c in (mine.claims or ())} if mine is not None else {}
-    judgement = (case.get("judgements") or {}).get(metric)
+    judgement = (case.judgements or {}).get(metric)
     yes, no = VERDICT_MEANINGS[metric]  # what yes and no say on the metric
     return render(
         "review/metric.html.j2",
@@ -148,7 +151,7 @@ async def label(request: Request) -> Response:
         return found
     review, snapshot, n, show = found
     form = form_of(request)
-    case = snapshot.cases[n - 1]
+    record = snapshot.records[n - 1]  # the parsed case entry labels.label_for reads
     kinds = dict(snapshot.metrics[n - 1])
     metric = form.get("metric", "")
     if metric not in kinds:
@@ -175,7 +178,7 @@ async def label(request: Request) -> Response:
     try:
         new = label_for(
             snapshot.document,
-            case,
+            record,
             metric,
             verdict,
             snapshot.reviewer,
@@ -200,7 +203,10 @@ async def undo(request: Request) -> Response:
     if mine:
         last = max(enumerate(mine), key=lambda pair: (pair[1].time, pair[0]))[1]
         try:
-            review.append(label_for(snapshot.document, case, last.metric, None, snapshot.reviewer))
+            record = snapshot.records[n - 1]  # the parsed case entry labels.label_for reads
+            review.append(
+                label_for(snapshot.document, record, last.metric, None, snapshot.reviewer)
+            )
         except RagproofError as exc:
             return _bad(request, str(exc))
     return RedirectResponse(case_href(n, show), status_code=303)

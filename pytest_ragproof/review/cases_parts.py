@@ -2,18 +2,22 @@
 
 The conversation, the retrieved contexts with the claims the judges tied to them, the
 scores, the judge's reasons, and how a verdict reads (:func:`tone`, :func:`verdict_text`).
-Pure functions of the case entry: no request, no labels file. The markup is the
+Pure functions of the case entry (its typed model; a judge's details are read by shape,
+``judgements`` being open): no request, no labels file. The markup is the
 macros of the template ``review/case_parts.html.j2``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof.labels import judged_claims
 from pytest_ragproof.reporting.templating import call_macro
 from pytest_ragproof.review.html import Html
+
+if TYPE_CHECKING:
+    from pytest_ragproof.results.models import Case
 
 __all__ = [
     "contexts_of",
@@ -56,24 +60,25 @@ def tone(verdict: str) -> str:
 _PARTS = "review/case_parts.html.j2"
 
 
-def conversation_of(case: Mapping[str, Any]) -> Html:
-    turns = [t for t in case.get("conversation_history") or [] if isinstance(t, Mapping)]
+def conversation_of(case: Case) -> Html:
     return call_macro(
         _PARTS,
         "conversation",
-        [{"role": f"{t.get('role')}: ", "content": t.get("content")} for t in turns],
+        [{"role": f"{t.role}: ", "content": t.content} for t in case.conversation_history],
     )
 
 
-def contexts_of(case: Mapping[str, Any]) -> Html:
-    contexts = [c for c in case.get("contexts") or [] if isinstance(c, Mapping)]
-    judgements = case.get("judgements") or {}
+def contexts_of(case: Case, record: Mapping[str, Any]) -> Html:
+    """The retrieved contexts with the judges' verdicts on them; ``record``: the parsed
+    case entry, which :func:`pytest_ragproof.labels.judged_claims` reads."""
+    contexts = case.contexts or []
+    judgements = case.judgements or {}
     relevance = {
         e.get("context"): e.get("verdict")
         for e in (judgements.get("context_relevance") or {}).get("contexts") or []
         if isinstance(e, Mapping)
     }
-    claims = judged_claims(case, "faithfulness")
+    claims = judged_claims(record, "faithfulness")
     recall = [
         e
         for e in (judgements.get("context_recall") or {}).get("reference_claims") or []
@@ -101,37 +106,37 @@ def contexts_of(case: Mapping[str, Any]) -> Html:
             if e.get("context") == rank
         ]
         verdict = relevance.get(rank)
-        document = context.get("document_id")
+        document = context.document_id
         items.append(
             {
                 "rank": rank,
-                "id": context.get("id"),
-                "document": None if document in (None, context.get("id")) else document,
+                "id": context.id,
+                "document": None if document in (None, context.id) else document,
                 "verdict": verdict,
                 "verdict_tone": tone(str(verdict)),
-                "text": context.get("text"),
+                "text": context.text,
                 "marks": marks,
             }
         )
     return call_macro(_PARTS, "contexts", items)
 
 
-def scores_of(case: Mapping[str, Any], judged: set[str]) -> Html:
-    metrics = case.get("metrics") or {}
+def scores_of(case: Case, judged: set[str]) -> Html:
     rows = [
         (name, fmt(value), name in judged)
-        for name, value in sorted(metrics.items(), key=lambda kv: (kv[0] not in judged, kv[0]))
+        for name, value in sorted(case.metrics.items(), key=lambda kv: (kv[0] not in judged, kv[0]))
         if name != "latency_s"
     ]
-    not_judged = sorted((case.get("not_judged") or {}).items())
+    error = case.judge_error.model_dump(exclude_unset=True) if case.judge_error else None
     return call_macro(
         _PARTS,
         "scores",
         rows,
-        not_judged,
-        case.get("failures") or [],
-        case.get("judge_error") or None,
-        case.get("error_type") or None,
+        sorted(case.not_judged.items()),
+        # shown as the document wrote them (the page prints each entry whole)
+        [f.model_dump(exclude_unset=True) for f in case.failures],
+        error or None,
+        case.error_type or None,
     )
 
 

@@ -34,12 +34,9 @@ def _review_links(request: Request, run_id: str) -> dict[tuple[str, str], str]:
         return {}
     reviewer = str(getattr(request.app.state, APP_KEY).reviewer)
     snapshot = review.snapshot(reviewer)
-    if str(snapshot.document.get("run_id") or "") != run_id:
+    if (snapshot.results.run_id or "") != run_id:
         return {}
-    return {
-        (str(c.get("id")), str(c.get("pipeline"))): f"/case/{i + 1}"
-        for i, c in enumerate(snapshot.cases)
-    }
+    return {(c.id, c.pipeline): f"/case/{i + 1}" for i, c in enumerate(snapshot.cases)}
 
 
 def _store_case_href(run_id: str, case: CaseRow) -> str:

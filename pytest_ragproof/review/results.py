@@ -29,6 +29,7 @@ from pytest_ragproof.review.order import natural_order
 
 if TYPE_CHECKING:
     from pytest_ragproof.labels import AgreementReport
+    from pytest_ragproof.results.models import Case, Results
 
 __all__ = ["FILTERS", "ResultsReview", "Snapshot", "disagrees"]
 
@@ -51,10 +52,16 @@ def disagrees(score: float | None, verdict: float) -> bool:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """The results and labels as one page sees them."""
+    """The results and labels as one page sees them.
+
+    ``results`` is the document's typed model, which the pages read; ``document`` and
+    ``records`` (its case entries, in the order of ``results.cases``) are the parsed
+    document as :mod:`pytest_ragproof.labels` reads it (labels, digests, agreement).
+    """
 
     document: Mapping[str, Any]
-    cases: Sequence[Mapping[str, Any]]
+    results: Results
+    records: Sequence[Mapping[str, Any]]
     labels: Sequence[Label]
     state: LabelState
     reviewer: str
@@ -64,19 +71,24 @@ class Snapshot:
     )
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "metrics", [judged_metrics(c) for c in self.cases])
+        object.__setattr__(self, "metrics", [judged_metrics(r) for r in self.records])
         for label in self.state.fresh:
             self._by_case.setdefault((label.case_id, label.pipeline), []).append(label)
 
-    def fresh_of(self, case: Mapping[str, Any]) -> list[Label]:
+    @property
+    def cases(self) -> list[Case]:
+        """The case entries (typed), in the results' order."""
+        return self.results.cases
+
+    def fresh_of(self, case: Case) -> list[Label]:
         """Every reviewer's fresh labels of one case (one pipeline), in file order."""
-        return self._by_case.get((str(case["id"]), str(case["pipeline"])), [])
+        return self._by_case.get((case.id, case.pipeline), [])
 
     @cached_property
     def _reviewed(self) -> list[bool]:
         out = []
         for case, metrics in zip(self.cases, self.metrics, strict=True):
-            case_id, pipeline = str(case["id"]), str(case["pipeline"])
+            case_id, pipeline = case.id, case.pipeline
             label_of = self.state.label_of
             out.append(
                 bool(metrics)
@@ -90,11 +102,10 @@ class Snapshot:
     def _disagree(self) -> list[bool]:
         out = []
         for case in self.cases:
-            scores = case.get("metrics") or {}
             out.append(
                 any(
                     label.verdict is not None
-                    and disagrees(_number(scores.get(label.metric)), float(label.verdict))
+                    and disagrees(case.metrics.get(label.metric), float(label.verdict))
                     for label in self.fresh_of(case)
                 )
             )
@@ -112,14 +123,14 @@ class Snapshot:
     def sequence(self) -> list[int]:
         """0-based indexes of every case in the order the app lists them: by pipeline (in
         the results' order), then by case id in natural order (``qa-1, qa-3, qa-11``)."""
-        ids = [str(c.get("id")) for c in self.cases]
-        return natural_order(ids, [str(c.get("pipeline")) for c in self.cases])
+        ids = [c.id for c in self.cases]
+        return natural_order(ids, [c.pipeline for c in self.cases])
 
     def order(self, name: str) -> list[int]:
         """0-based indexes of the cases filter ``name`` shows, in :attr:`sequence`."""
         every = self.sequence
         if name == "failing":
-            return [i for i in every if self.cases[i].get("status") in ("failed", "error")]
+            return [i for i in every if self.cases[i].status in ("failed", "error")]
         if name == "judged":
             return [i for i in every if self.metrics[i]]
         if name == "disagree":
@@ -131,12 +142,6 @@ class Snapshot:
     def progress(self) -> tuple[int, int]:
         judged = [i for i in range(len(self.cases)) if self.metrics[i]]
         return sum(1 for i in judged if self.reviewed(i)), len(judged)
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
 
 
 @dataclass(frozen=True)
@@ -163,6 +168,7 @@ class ResultsReview:
         self.labels_path = labels
         self._stamp: tuple[int, int] | None = None
         self._document: dict[str, Any] = {}
+        self._results: Results | None = None
         self._labels: _LabelsRead | None = None
         self._state: tuple[Any, LabelState] | None = None
         self._snapshot: tuple[Any, Snapshot] | None = None
@@ -179,7 +185,15 @@ class ResultsReview:
         return review
 
     def document(self) -> dict[str, Any]:
+        """The results file, parsed (re-read when it changed on disk)."""
+        self.results()
+        return self._document
+
+    def results(self) -> Results:
+        """The results file's typed model (re-read when it changed on disk); ConfigError
+        for a redacted file or a part of the wrong type (named)."""
         from pytest_ragproof.results.document import read_results
+        from pytest_ragproof.results.schema import results_model
 
         try:
             info = os.stat(self.results_path)
@@ -188,19 +202,17 @@ class ResultsReview:
                 f"cannot read results file {self.results_path}: {type(exc).__name__}"
             ) from None
         stamp = (info.st_mtime_ns, info.st_size)
-        if stamp != self._stamp:
+        if stamp != self._stamp or self._results is None:
             document = read_results(self.results_path)
-            if document.get("redacted"):
+            results = results_model(document, str(self.results_path))
+            if results.redacted:
                 raise ConfigError(
                     f"{self.results_path} was written with --ragproof-redact: it holds no "
                     "question, answer, context or judge reason, so there is nothing to review. "
                     "Run the tests again without --ragproof-redact to review them"
                 )
-            cases = document.get("cases")
-            if not isinstance(cases, list):
-                raise ConfigError(f"{self.results_path}: 'cases' is not a list")
-            self._document, self._stamp = document, stamp
-        return self._document
+            self._document, self._results, self._stamp = document, results, stamp
+        return self._results
 
     def labels(self) -> list[Label]:
         """Every line of the labels file, parsed; only lines appended since are parsed anew.
@@ -243,7 +255,8 @@ class ResultsReview:
 
     def snapshot(self, reviewer: str) -> Snapshot:
         """The results and labels now; kept while neither file changes."""
-        document = self.document()
+        results = self.results()
+        document = self._document
         labels = self.labels()
         key = (self._stamp, len(labels), id(self._labels), reviewer)
         if self._snapshot is not None and self._snapshot[0] == key:
@@ -252,8 +265,9 @@ class ResultsReview:
         if state is None or state[0] != key[:3]:
             state = (key[:3], current_labels(labels, document))
             self._state = state
-        cases = [c for c in document["cases"] if isinstance(c, Mapping)]
-        snapshot = Snapshot(document, cases, labels, state[1], reviewer)
+        # the model checked that every case entry is an object: the parsed ones, for labels/
+        records = list(document["cases"]) if results.cases else []
+        snapshot = Snapshot(document, results, records, labels, state[1], reviewer)
         self._snapshot = (key, snapshot)
         return snapshot
 
