@@ -278,6 +278,21 @@ def test_redacted_results_are_refused(judged: Any, tmp_path: Path) -> None:
         ResultsReview.open(results, tmp_path / "labels.jsonl")
 
 
+def test_a_results_part_of_the_wrong_type_is_refused_by_name(judged: Any, tmp_path: Path) -> None:
+    """The app reads the typed model: a hand-edited part is one error naming the case and
+    field, never a page that breaks later."""
+    document = judged.full()
+    document["cases"][0]["metrics"]["faithfulness"] = "high"
+    results = write_results(tmp_path / "edited.json", document)
+    case_id = document["cases"][0]["id"]
+    with pytest.raises(ConfigError) as refused:
+        ResultsReview.open(results, tmp_path / "labels.jsonl")
+    text = str(refused.value)
+    assert str(results) in text and f"case {case_id}" in text
+    assert "field metrics.faithfulness" in text and "--ragproof-report" in text
+    assert not (tmp_path / "labels.jsonl").exists()
+
+
 def test_a_file_that_is_not_a_labels_file_is_refused(results_path: Path, tmp_path: Path) -> None:
     other = tmp_path / "notes.jsonl"
     other.write_text('{"hello": 1}\n')
