@@ -191,7 +191,7 @@ def baseline(data: Mapping[str, Any] | Baseline, chart: Markup | str = "") -> Ma
             "current_mean": a.current_mean,
             "delta": a.delta,
             "tolerance": a.tolerance,
-            "method": "–" if a.test is None else a.test.method,
+            "method": "–" if a.test is None or a.test.method is None else a.test.method,
             "p_value": None if a.test is None else a.test.p_value,
             "verdict": a.verdict,
             "verdict_class": {"regression": "regression", "improved": "improved"}.get(

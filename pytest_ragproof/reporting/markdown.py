@@ -315,7 +315,7 @@ def _baseline_aggregates(base: Baseline) -> list[str]:
                 _num(a.current_mean),
                 _num(a.delta, "+.3f"),
                 _num(a.tolerance, "g"),
-                _md("–" if a.test is None else a.test.method),
+                _md("–" if a.test is None or a.test.method is None else a.test.method),
                 _num(None if a.test is None else a.test.p_value, ".3g"),
                 f"❌ **{_md(a.verdict)}**" if a.failed else _md(a.verdict),
             ]
