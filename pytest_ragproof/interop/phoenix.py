@@ -68,6 +68,8 @@ def check_url(url: str) -> str | None:
         return "is not a URL; give the Phoenix server's address, e.g. http://127.0.0.1:6006"
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return "is not an http:// or https:// URL, e.g. http://127.0.0.1:6006"
+    if parts.username is not None or parts.password is not None:
+        return "has a user name or password in it; give the API key with --api-key-env NAME"
     if parts.query or parts.fragment:
         return "has a query or fragment; give the server's base URL, e.g. http://127.0.0.1:6006"
     return None
