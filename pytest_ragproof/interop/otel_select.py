@@ -277,8 +277,10 @@ def import_traces(
             texts = _validated(drafts, report, outcome, source)
         finally:  # the summary says why, also when nothing was kept
             report.summary = outcome.lines(n_spans, where)
+    # Phoenix's API returns no resource: no service.name
+    ids = "trace and span ids, start time" + (", service.name" if read is None else "")
     for case_id, _ in texts:
-        _map(report, *mapped[case_id])
+        _map(report, ids, *mapped[case_id])
     report.note(
         f"{len(texts)} case(s) are review_status pending, with no expected answer or "
         "expected sources: a reviewer gives them (what production did is in metadata.trace)"
@@ -343,6 +345,7 @@ def _chunk(
 
 def _map(
     report: FieldReport,
+    ids: str,
     question_from: str,
     history: bool,
     answer: bool,
@@ -352,7 +355,7 @@ def _map(
     report.map(question_from, "question")
     if history:
         report.map("earlier user/assistant messages of that LLM span", "conversation_history")
-    report.map("trace and span ids, start time, service.name", "metadata.trace")
+    report.map(ids, "metadata.trace")
     if answer:
         report.map("the production answer", "metadata.trace.answer (not expected_answer)")
     if retrieved:
