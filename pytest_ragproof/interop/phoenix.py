@@ -103,6 +103,15 @@ def _refused(server: Server, status: int) -> DatasetError:
     )
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None  # urllib then raises the 3xx as an HTTPError
+
+
+def _opener() -> urllib.request.OpenerDirector:
+    return urllib.request.build_opener(_NoRedirect())
+
+
 def get(server: Server, path: str, query: dict[str, str] | None = None) -> Any:
     """The decoded JSON of ``GET path``; None when the server answers 404 (with its text
     kept in the error of the caller); :class:`DatasetError` for anything else."""
@@ -112,7 +121,7 @@ def get(server: Server, path: str, query: dict[str, str] | None = None) -> Any:
         headers["Authorization"] = f"Bearer {server.api_key}"
     request = urllib.request.Request(url, headers=headers, method="GET")
     try:
-        with urllib.request.urlopen(request, timeout=server.timeout) as reply:
+        with _opener().open(request, timeout=server.timeout) as reply:
             body = reply.read()
             content_type = reply.headers.get("Content-Type", "")
     except urllib.error.HTTPError as exc:
@@ -121,6 +130,15 @@ def get(server: Server, path: str, query: dict[str, str] | None = None) -> Any:
             raise _refused(server, exc.code) from None
         if exc.code == 404:
             return None
+        if 300 <= exc.code < 400:  # not followed: the API key would go along
+            parts = urllib.parse.urlsplit(exc.headers.get("Location") or "")
+            where = urllib.parse.urlunsplit((*parts[:2], parts.path, "", ""))
+            where = Server(where).shown if parts.hostname else "elsewhere"
+            raise _error(
+                server,
+                f"the server redirects GET {path} (HTTP {exc.code}) to {where}",
+                "give the URL of the Phoenix server itself (redirects are not followed)",
+            ) from None
         raise _error(
             server,
             f"the server answered HTTP {exc.code} to GET {path}",

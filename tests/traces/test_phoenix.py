@@ -256,6 +256,8 @@ def _serve(replies: dict[str, Reply]) -> tuple[str, Callable[[], None]]:
         def do_GET(self) -> None:
             status, kind, body = replies.get(self.path.split("?")[0], (404, "text/plain", b"no"))
             self.send_response(status)
+            if 300 <= status < 400:
+                self.send_header("Location", body.decode())
             self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -316,8 +318,12 @@ PROJECTS = (200, "application/json", b'{"data": [{"name": "p", "id": "UHJvamVjdD
             },
             "project p: span 1 is not an OTLP span: traceId is neither 32 hex digits",
         ),
+        (
+            {"/v1/projects": (302, "text/plain", b"https://u:pw@login.example/sso?next=x")},
+            "the server redirects GET /v1/projects (HTTP 302) to https://login.example/sso",
+        ),
     ],
-    ids=["403", "html", "no-api", "other-json", "old-phoenix", "500", "bad-span"],
+    ids=["403", "html", "no-api", "other-json", "old-phoenix", "500", "bad-span", "redirect"],
 )
 def test_servers_that_are_not_phoenix(
     cli: Cli, tmp_path: Path, replies: dict[str, Reply], expected: str
@@ -331,6 +337,7 @@ def test_servers_that_are_not_phoenix(
     assert ran.code == 1 and "Traceback" not in ran.err
     assert ran.err.count("\n") == 1, ran.err
     assert expected in ran.err
+    assert ":pw@" not in ran.err
     assert not out.exists()
 
 
