@@ -17,6 +17,7 @@ bearer token; no message names it.
 
 from __future__ import annotations
 
+import http.client
 import json
 import socket
 import urllib.error
@@ -113,8 +114,8 @@ def _opener() -> urllib.request.OpenerDirector:
 
 
 def get(server: Server, path: str, query: dict[str, str] | None = None) -> Any:
-    """The decoded JSON of ``GET path``; None when the server answers 404 (with its text
-    kept in the error of the caller); :class:`DatasetError` for anything else."""
+    """The decoded JSON of ``GET path``; None when the server answers 404 (the caller
+    says what was not found); :class:`DatasetError` for anything else."""
     url = server.url + path + ("?" + urllib.parse.urlencode(query) if query else "")
     headers = {"Accept": "application/json", "User-Agent": "ragproof-import"}
     if server.api_key is not None:
@@ -131,9 +132,7 @@ def get(server: Server, path: str, query: dict[str, str] | None = None) -> Any:
         if exc.code == 404:
             return None
         if 300 <= exc.code < 400:  # not followed: the API key would go along
-            parts = urllib.parse.urlsplit(exc.headers.get("Location") or "")
-            where = urllib.parse.urlunsplit((*parts[:2], parts.path, "", ""))
-            where = Server(where).shown if parts.hostname else "elsewhere"
+            where = _location(exc.headers.get("Location") or "")
             raise _error(
                 server,
                 f"the server redirects GET {path} (HTTP {exc.code}) to {where}",
@@ -148,7 +147,7 @@ def get(server: Server, path: str, query: dict[str, str] | None = None) -> Any:
         raise _unreachable(server, exc.reason) from None
     except TimeoutError as exc:  # a reply that stopped coming
         raise _unreachable(server, exc) from None
-    except (OSError, ValueError) as exc:  # RemoteDisconnected, BadStatusLine, a reset
+    except (OSError, ValueError, http.client.HTTPException) as exc:  # a reset, BadStatusLine
         raise _error(
             server,
             f"the server gave no HTTP reply to GET {path} ({type(exc).__name__})",
@@ -159,6 +158,18 @@ def get(server: Server, path: str, query: dict[str, str] | None = None) -> Any:
     except (ValueError, RecursionError):
         what = content_type.split(";")[0] or "no"
         raise not_phoenix(server, f"GET {path} answered {what} content, not JSON") from None
+
+
+def _location(location: str) -> str:
+    """Where a redirect goes, without credentials, query or fragment."""
+    try:
+        parts = urllib.parse.urlsplit(location)
+        _ = parts.port
+    except ValueError:
+        return "elsewhere"
+    if not parts.hostname:
+        return "elsewhere"
+    return Server(urllib.parse.urlunsplit((*parts[:2], parts.path, "", ""))).shown
 
 
 def _unreachable(server: Server, reason: object) -> DatasetError:

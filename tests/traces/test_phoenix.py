@@ -341,6 +341,26 @@ def test_servers_that_are_not_phoenix(
     assert not out.exists()
 
 
+def test_a_server_that_does_not_speak_http(cli: Cli, tmp_path: Path) -> None:
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(1)
+        url = f"http://127.0.0.1:{listening.getsockname()[1]}"
+
+        def banner() -> None:
+            conn, _ = listening.accept()
+            with conn:
+                conn.recv(4096)
+                conn.sendall(b"SSH-2.0-OpenSSH_9.2\r\n")
+
+        thread = threading.Thread(target=banner, daemon=True)
+        thread.start()
+        ran = cli("import", "--from", "phoenix", url, "--project", "p", "-o", tmp_path / "c.jsonl")
+        thread.join(timeout=10)
+    assert ran.code == 1 and ran.err.count("\n") == 1 and "Traceback" not in ran.err
+    assert f"{url}: the server gave no HTTP reply to GET /v1/projects (BadStatusLine)" in ran.err
+
+
 def test_a_server_that_never_answers(cli: Cli, tmp_path: Path) -> None:
     with socket.socket() as listening:  # accepted by the kernel, never read nor answered
         listening.bind(("127.0.0.1", 0))
