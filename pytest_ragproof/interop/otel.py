@@ -13,7 +13,9 @@ messages before that one are the ``conversation_history``. What production did
 span ids, start time, service) goes into ``metadata.trace``, never into the expected
 answer or sources: the case is ``review_status: pending`` until a reviewer says what
 the right answer and sources are. A trace with no recognisable question is skipped
-and named by its trace id. Choosing which traces to keep is ``otel_select.py``.
+and named by its trace id. Choosing which traces to keep is ``otel_select.py``; GenAI
+messages sent as OTLP log records (a logs file given beside) join their span's trace
+(``otel_logs.py``).
 """
 
 from __future__ import annotations
@@ -69,9 +71,10 @@ class Trace:
     documents: list[tuple[Key, str, list[Doc]]] = field(default_factory=list)  # key, kind, docs
     llm: list[Key] = field(default_factory=list)
 
-    def add(self, span: SpanInfo, service: str | None) -> None:
+    def add(self, span: SpanInfo, service: str | None, logged: bool = False) -> None:
+        """Add a span read, or (``logged``) the messages its log records carry (otel_logs.py)."""
         key = (span.start_ns, span.span_id)
-        if not span.parent_id and (
+        if not (span.parent_id or logged) and (
             self.root is None or key < (self.root.start_ns, self.root.span_id)
         ):
             self.root, self.root_service = span, service
@@ -82,7 +85,7 @@ class Trace:
             self.documents.append((key, span.kind, span.documents))
         elif span.kind == "RERANKER":
             self.documents.append((key, span.kind, span.reranked))
-        elif span.kind == "LLM":
+        elif span.kind == "LLM" and not (logged and any(span.span_id == s for _, s in self.llm)):
             self.llm.append(key)
         if span.messages and (self.chat is None or key < self.chat[0]):
             self.chat = (key, span.messages)
@@ -244,10 +247,9 @@ def _spans(doc: Any) -> Iterator[tuple[str | None, Any]]:
         raise SpanShapeError(f"a JSON {type(doc).__name__}, not an OTLP request object")
     resource_spans = _member(doc, "resourceSpans", "resource_spans")
     if resource_spans is None:
-        other = [k for k in ("resourceLogs", "resourceMetrics") if k in doc]
         raise SpanShapeError(
-            f"OTLP {other[0][8:].lower()}, not traces"
-            if other
+            "OTLP metrics, not traces"
+            if "resourceMetrics" in doc
             else "not an OTLP trace export (no resourceSpans)"
         )
     for rs in _list(resource_spans, "resourceSpans"):
@@ -269,11 +271,17 @@ def _spans(doc: Any) -> Iterator[tuple[str | None, Any]]:
 def read_traces(paths: list[Path]) -> tuple[dict[str, Trace], int]:
     """Every trace of ``paths`` (spans of one trace may be spread over lines and files)
     and the number of spans read."""
+    from pytest_ragproof.interop.otel_logs import LogRecords
+
     traces: dict[str, Trace] = {}
+    logs = LogRecords()
     n_spans = 0
     for path in paths:
         for lineno, doc in requests(path):
             try:
+                if isinstance(doc, Mapping) and ("resourceLogs" in doc or "resource_logs" in doc):
+                    logs.add(doc, str(path), lineno)
+                    continue
                 for service, raw in _spans(doc):
                     span = span_of(raw)
                     trace = traces.get(span.trace_id)
@@ -284,6 +292,11 @@ def read_traces(paths: list[Path]) -> tuple[dict[str, Trace], int]:
             except SpanShapeError as exc:
                 source = str(path)
                 raise DatasetError(str(exc), source=source, line=lineno, hint=HINT_OTLP) from None
+    for span, logged in logs.read():
+        trace = traces.get(span.trace_id)
+        if trace is None:
+            trace = traces[span.trace_id] = Trace(span.trace_id, logged.file, logged.line)
+        trace.add(span, logged.service, logged=True)
     return traces, n_spans
 
 
@@ -324,12 +337,12 @@ def _from_output(text: str, is_json: bool) -> str | None:
 
 def _docs(docs: list[Doc]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for rank, (doc_id, score, derived) in enumerate(docs, start=1):
+    for rank, (doc_id, score, id_from) in enumerate(docs, start=1):
         entry: dict[str, Any] = {"id": doc_id, "rank": rank}
         if score is not None:
             entry["score"] = score
-        if derived:
-            entry["id_from"] = "content"
+        if id_from is not None:
+            entry["id_from"] = id_from
         out.append(entry)
     return out
 

@@ -10,7 +10,8 @@ Conventions read:
 * OpenInference: ``openinference.span.kind``, ``input.value`` / ``input.mime_type``,
   ``output.value``, ``llm.input_messages.N.message.role|content`` (or
   ``message.contents.M.message_content.text``), ``llm.output_messages.N…``,
-  ``retrieval.documents.N.document.id|score`` (RETRIEVER) and
+  ``retrieval.documents.N.document.id|score`` (RETRIEVER; a document without an id
+  takes one from ``document.metadata``, else from its content) and
   ``reranker.output_documents.N.document.id|score`` (RERANKER).
 * OpenTelemetry GenAI, every version that wrote message text: ``gen_ai.input.messages``
   / ``gen_ai.output.messages`` (JSON of ``{role, parts: [{type, content}]}``, as
@@ -34,9 +35,14 @@ MAX_TEXT = 100_000
 """Longest question or answer kept (characters); a longer one skips its trace, counted."""
 
 
-Doc = tuple[str, float | None, bool]
-"""A retrieved document: id, score (None when absent), and whether the id is derived from
-its content (a document given without an id)."""
+Doc = tuple[str, float | None, str | None]
+"""A retrieved document: id, score (None when absent), and where the id came from when the
+document gave no ``document.id``: ``metadata.<key>`` or ``content`` (None: its own id)."""
+
+METADATA_ID_KEYS = ("id", "doc_id", "document_id", "source")
+"""Members of ``document.metadata`` read as the id of a document without ``document.id``
+(OpenInference's LangChain instrumentation writes none; LangChain's loaders set
+``source``), in this order."""
 
 
 LATEST_NS = 253_402_300_800 * 10**9  # 10000-01-01T00:00:00Z in Unix nanoseconds
@@ -202,13 +208,37 @@ def _documents(groups: Groups, prefix: str) -> list[Doc]:
 
     out: list[Doc] = []
     for doc in _indexed(groups, prefix):
-        doc_id = doc.get("document.id")
+        doc_id = _id(doc.get("document.id"))
         score = _score(doc.get("document.score"))
-        if isinstance(doc_id, str | int) and not isinstance(doc_id, bool) and str(doc_id).strip():
-            out.append((str(doc_id), score, False))
+        if doc_id is not None:
+            out.append((doc_id, score, None))
+        elif (found := _metadata_id(doc.get("document.metadata"))) is not None:
+            out.append((found[1], score, f"metadata.{found[0]}"))
         elif _text(doc.get("document.content")):
-            out.append((content_id(normalize_text(doc["document.content"])), score, True))
+            out.append((content_id(normalize_text(doc["document.content"])), score, "content"))
     return out
+
+
+def _id(value: Any) -> str | None:
+    if isinstance(value, str | int) and not isinstance(value, bool) and str(value).strip():
+        return str(value)
+    return None
+
+
+def _metadata_id(metadata: Any) -> tuple[str, str] | None:
+    """The first of :data:`METADATA_ID_KEYS` in ``document.metadata`` (JSON text, as the
+    instrumentations write it, or a kvlist) with an id: (key, id)."""
+    if isinstance(metadata, str) and metadata.lstrip().startswith("{"):
+        try:
+            metadata = json.loads(metadata)
+        except (ValueError, RecursionError):
+            return None
+    if not isinstance(metadata, Mapping):
+        return None
+    for key in METADATA_ID_KEYS:
+        if (found := _id(metadata.get(key))) is not None:
+            return key, found
+    return None
 
 
 def _oi_messages(groups: Groups, prefix: str) -> list[tuple[str, str]]:
@@ -270,7 +300,9 @@ def json_messages(raw: Any, role: str | None = None) -> list[tuple[str, str]]:
 _EVENT_ROLES = {"gen_ai.user.message": "user", "gen_ai.assistant.message": "assistant"}
 
 
-def _genai(span: SpanInfo, attrs: Mapping[str, Any], groups: Groups, events: list[Any]) -> None:
+def genai(span: SpanInfo, attrs: Mapping[str, Any], groups: Groups, events: list[Any]) -> None:
+    """The GenAI messages of a span's attributes and events (OTLP JSON events, or
+    ``(name, attributes)`` pairs: log records, ``otel_logs.py``)."""
     if not events and not any(key.startswith("gen_ai.") for key in attrs):
         return
     inputs: list[tuple[str, str]] = []
@@ -284,12 +316,16 @@ def _genai(span: SpanInfo, attrs: Mapping[str, Any], groups: Groups, events: lis
         if _text(msg.get("content")):
             outputs.append((str(msg.get("role") or "assistant"), msg["content"]))
     for event in events:
-        if not isinstance(event, Mapping):
+        if isinstance(event, tuple):
+            name, ev = event
+        elif isinstance(event, Mapping):
+            name, ev = event.get("name"), None
+        else:
             raise SpanShapeError("an event is not an object")
-        name = event.get("name")
         if not isinstance(name, str) or not name.startswith("gen_ai."):
             continue
-        ev = attributes(event.get("attributes"))
+        if ev is None:
+            ev = attributes(event.get("attributes"))
         if name == "gen_ai.client.inference.operation.details":
             inputs += json_messages(ev.get("gen_ai.input.messages"))
             outputs += json_messages(ev.get("gen_ai.output.messages"), "assistant")
@@ -351,7 +387,7 @@ def span_of(raw: Any) -> SpanInfo:
     elif span.kind == "RERANKER":
         span.reranked = _documents(groups, "reranker.output_documents.")
     if span.kind in ("", "LLM"):  # a GenAI span has no OpenInference kind
-        _genai(span, attrs, groups, events)
+        genai(span, attrs, groups, events)
     return span
 
 

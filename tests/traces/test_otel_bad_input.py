@@ -67,7 +67,30 @@ def test_invalid_json_inside_a_pretty_printed_file(cli: Cli, tmp_path: Path) -> 
     ("value", "reason"),
     [
         ({"question": SECRET}, "not an OTLP trace export (no resourceSpans)"),
-        ({"resourceLogs": []}, "OTLP logs, not traces"),
+        ({"resourceMetrics": []}, "OTLP metrics, not traces"),
+        ({"resourceLogs": {"x": 1}}, "resourceLogs is not a list"),
+        ({"resourceLogs": [{"scopeLogs": [{"logRecords": [7]}]}]}, "a log record is not an object"),
+        (
+            {
+                "resourceLogs": [
+                    {
+                        "scopeLogs": [
+                            {
+                                "logRecords": [
+                                    {
+                                        "eventName": "gen_ai.choice",
+                                        "traceId": "ab" * 16,
+                                        "spanId": "cd" * 8,
+                                        "timeUnixNano": "soon",
+                                    }
+                                ]
+                            }
+                        ]
+                    }
+                ]
+            },
+            "a log record's timeUnixNano is not an integer",
+        ),
         ([1, 2], "a JSON list, not an OTLP request object"),
         ({"resourceSpans": {"x": 1}}, "resourceSpans is not a list"),
         (

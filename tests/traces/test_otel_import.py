@@ -103,6 +103,102 @@ def test_history_from_the_llm_messages_and_question_from_the_last_user_message(
     assert "last user message of the first LLM span -> question: 1" in " ".join(ran.out.split())
 
 
+def test_a_document_without_an_id_takes_one_from_its_metadata(cli: Cli, tmp_path: Path) -> None:
+    # OpenInference's LangChain instrumentation writes document.metadata (JSON text), never
+    # document.id; LangChain's loaders put the file in metadata["source"]
+    prefix = "retrieval.documents"
+    retriever: dict[str, Any] = {
+        "openinference.span.kind": "RETRIEVER",
+        f"{prefix}.0.document.content": "first passage",
+        f"{prefix}.0.document.metadata": json.dumps({"source": "a.md", "page": 2}),
+        f"{prefix}.1.document.content": "second passage",
+        f"{prefix}.1.document.metadata": json.dumps({"source": "b.md", "doc_id": "b-7"}),
+        f"{prefix}.2.document.content": "third passage",
+        f"{prefix}.2.document.metadata": "{not json",
+        f"{prefix}.3.document.content": "fourth passage",
+        f"{prefix}.3.document.metadata": json.dumps({"source": "", "page": 1}),
+        f"{prefix}.4.document.id": "e.md",
+        f"{prefix}.4.document.metadata": json.dumps({"source": "other.md"}),
+    }
+    spans = [
+        span(3, 1, attributes={"openinference.span.kind": "CHAIN", "input.value": "Q?"}),
+        span(3, 2, parent=1, start=1, attributes=retriever),
+    ]
+    raw = request(spans)
+    # a metadata map as a kvlistValue (an exporter that keeps maps as maps)
+    raw["resourceSpans"][0]["scopeSpans"][0]["spans"][1]["attributes"].append(
+        {
+            "key": f"{prefix}.5.document.metadata",
+            "value": {"kvlistValue": {"values": [{"key": "id", "value": {"intValue": "42"}}]}},
+        }
+    )
+    path = write_jsonl(tmp_path / "t.jsonl", [raw])
+    _, [case] = imported(cli, tmp_path, path)
+    from pytest_ragproof.metrics.outputs import content_id
+
+    assert case["metadata"]["trace"]["retrieved"] == [
+        {"id": "a.md", "rank": 1, "id_from": "metadata.source"},
+        {"id": "b-7", "rank": 2, "id_from": "metadata.doc_id"},
+        {"id": content_id("third passage"), "rank": 3, "id_from": "content"},
+        {"id": content_id("fourth passage"), "rank": 4, "id_from": "content"},
+        {"id": "e.md", "rank": 5},
+        {"id": "42", "rank": 6, "id_from": "metadata.id"},
+    ]
+
+
+def _logs(records: list[dict[str, Any]]) -> dict[str, Any]:
+    resource = {"attributes": [{"key": "service.name", "value": {"stringValue": "chat"}}]}
+    return {"resourceLogs": [{"resource": resource, "scopeLogs": [{"logRecords": records}]}]}
+
+
+def _any(v: Any) -> dict[str, Any]:
+    """An OTLP AnyValue, a mapping as a kvlistValue (as the SDK writes a log body)."""
+    from tests.traces.otlp import value
+
+    if isinstance(v, dict):
+        return {"kvlistValue": {"values": [{"key": k, "value": _any(x)} for k, x in v.items()]}}
+    return value(v)
+
+
+def _record(trace: int, n: int | None, event: str | None, body: Any, at: int) -> dict[str, Any]:
+    record: dict[str, Any] = {"timeUnixNano": str(T0 + at * 1_000_000), "body": _any(body)}
+    if n is not None:
+        record |= {"traceId": f"{trace:032x}", "spanId": f"{trace:08x}{n:08x}"}
+    if event is not None:
+        record["eventName"] = event
+    return record
+
+
+def test_genai_messages_sent_as_log_records_join_their_span(cli: Cli, tmp_path: Path) -> None:
+    chat = span(4, 2, parent=1, start=1, attributes={"gen_ai.operation.name": "chat"})
+    traces = write_jsonl(tmp_path / "t.jsonl", [request([span(4, 1), chat])])
+    older = _record(4, 2, None, "Who am I?", 3)  # a plain-text body
+    older["attributes"] = [{"key": "event.name", "value": {"stringValue": "gen_ai.user.message"}}]
+    choice = {"message": {"role": "assistant", "content": "Still Ann."}}
+    records = [
+        older,  # an older SDK names the event in an attribute
+        _record(4, 2, "gen_ai.assistant.message", {"content": "Ann."}, 4),
+        _record(4, 2, "gen_ai.user.message", {"content": "And now?"}, 5),
+        _record(4, 2, "app.log", {"content": "ignored"}, 6),
+        _record(4, None, "gen_ai.user.message", {"content": "outside any span"}, 6),
+        _record(4, 2, "gen_ai.choice", choice, 7),
+        _record(5, 1, "gen_ai.user.message", {"content": "Alone?"}, 1),  # no spans
+    ]
+    logs = write_jsonl(tmp_path / "logs.jsonl", [_logs(records[4:]), _logs(records[:4])])
+    _, [case, alone] = imported(cli, tmp_path, logs, traces)
+    assert case["question"] == "And now?"
+    assert case["conversation_history"] == [
+        {"role": "user", "content": "Who am I?"},
+        {"role": "assistant", "content": "Ann."},
+    ]
+    trace = case["metadata"]["trace"]
+    assert trace["answer"] == "Still Ann."
+    assert trace["span_ids"] == {"root": f"{4:08x}{1:08x}", "llm": [f"{4:08x}{2:08x}"]}
+    assert trace["service"] == "rag-api"  # the root's, from the traces
+    assert alone["question"] == "Alone?" and "answer" not in alone["metadata"]["trace"]
+    assert alone["metadata"]["trace"]["service"] == "chat"
+
+
 def test_json_input_value_reads_a_question_member(cli: Cli, tmp_path: Path) -> None:
     root = {
         "openinference.span.kind": "CHAIN",
