@@ -16,6 +16,9 @@ if TYPE_CHECKING:
 
 _OTEL_ONLY = ("since", "until", "service", "sample", "max_cases", "redact")
 
+TRACE_TOOLS = ("otel", "phoenix")
+"""The ``--from`` choices that read traces: these options apply to both."""
+
 
 def _positive(text: str | None, option: str) -> int | None:
     if text is None:
@@ -30,7 +33,7 @@ def _positive(text: str | None, option: str) -> int | None:
 
 
 def add_otel_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("traces (--from otel only; see docs/traces.md)")
+    group = parser.add_argument_group("traces (--from otel or phoenix; see docs/traces.md)")
     group.add_argument(
         "--since",
         metavar="TIME",
@@ -76,7 +79,7 @@ def add_otel_arguments(parser: argparse.ArgumentParser) -> None:
 
 def check_otel_arguments(args: argparse.Namespace) -> None:
     """Refuse trace options with another --from."""
-    if args.tool == "otel":
+    if args.tool in TRACE_TOOLS:
         if args.var:
             raise UsageError("--var applies to --from promptfoo only")
         return
@@ -87,7 +90,7 @@ def check_otel_arguments(args: argparse.Namespace) -> None:
         used.append("redact_pii")
     if used:
         flag = "--" + used[0].replace("_", "-")
-        raise UsageError(f"{flag} applies to --from otel only")
+        raise UsageError(f"{flag} applies to --from otel and --from phoenix only")
 
 
 def selection(args: argparse.Namespace) -> Selection:

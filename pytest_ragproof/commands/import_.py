@@ -1,5 +1,6 @@
-"""``ragproof import --from raget|ragas|deepeval|promptfoo FILE -o OUT [--corpus PATH]``
-and ``ragproof import --from otel TRACES... -o OUT`` (``--format`` is the same option).
+"""``ragproof import --from raget|ragas|deepeval|promptfoo FILE -o OUT [--corpus PATH]``,
+``ragproof import --from otel TRACES... -o OUT`` and ``ragproof import --from phoenix URL
+--project NAME -o OUT`` (``--format`` is the same option).
 
 Reads another tool's test set, or production traces, prints a field report (what
 mapped where, what was dropped and why, counts) and writes a reviewable JSONL
@@ -20,6 +21,7 @@ from pytest_ragproof.interop import TOOLS
 if TYPE_CHECKING:
     from pytest_ragproof.errors import DatasetError
     from pytest_ragproof.interop.drafts import Draft
+    from pytest_ragproof.interop.otel import Trace
     from pytest_ragproof.interop.report import FieldReport
 
 
@@ -33,14 +35,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         dest="tool",
         required=True,
         choices=TOOLS,
-        help="the tool that wrote FILE (otel: OTLP JSON traces)",
+        help="the tool that wrote FILE (otel: OTLP JSON traces; phoenix: a Phoenix server)",
     )
     parser.add_argument(
         "files",
         nargs="+",
         metavar="FILE",
         help="the other tool's test set (JSONL, JSON, CSV or YAML); with --from otel one or "
-        "more OTLP JSON trace files (.json or .jsonl, gzip accepted)",
+        "more OTLP JSON trace files (.json or .jsonl, gzip accepted); with --from phoenix the "
+        "Phoenix server's URL",
     )
     parser.add_argument("-o", "--output", required=True, help="the JSONL dataset to write")
     parser.add_argument(
@@ -64,6 +67,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from pytest_ragproof.commands._otel_args import add_otel_arguments
 
     add_otel_arguments(parser)
+    from pytest_ragproof.commands._phoenix_args import add_phoenix_arguments
+
+    add_phoenix_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,18 +92,20 @@ def run(args: argparse.Namespace) -> int:
         except ConfigError as exc:
             raise UsageError(str(exc)) from exc
     from pytest_ragproof.commands._otel_args import check_otel_arguments, selection
+    from pytest_ragproof.commands._phoenix_args import check_phoenix_arguments
 
     check_otel_arguments(args)
-    if args.tool != "otel" and len(args.files) > 1:
+    check_phoenix_arguments(args)
+    if args.tool not in ("otel", "phoenix") and len(args.files) > 1:
         raise UsageError(f"--from {args.tool} reads one FILE (only --from otel takes several)")
-    paths = [Path(f) for f in args.files]
-    src, out = paths[0], Path(args.output)
+    paths = [] if args.tool == "phoenix" else [Path(f) for f in args.files]
+    out = Path(args.output)
     why = build.check_output(out, paths)
     if why is not None:
         raise UsageError(why)
     if args.tool == "otel" and args.corpus is not None:
         raise UsageError("--corpus does not apply to --from otel (traces carry document ids)")
-    choice = selection(args) if args.tool == "otel" else None
+    choice = selection(args) if args.tool in ("otel", "phoenix") else None
     corpus = None
     if args.corpus is not None:
         try:
@@ -105,12 +113,24 @@ def run(args: argparse.Namespace) -> int:
         except IngestError as exc:
             raise UsageError(str(exc)) from exc
     source = ", ".join(str(p) for p in paths)
+    read = None
+    if args.tool == "phoenix":
+        from pytest_ragproof.commands._phoenix_args import server
+
+        phoenix_server = server(args)
+        source = f"{phoenix_server.shown} project {args.project}"
+
+        def read() -> tuple[dict[str, Trace], int, str]:
+            from pytest_ragproof.interop.phoenix import read_traces
+
+            return read_traces(phoenix_server, args.project)
+
     report = FieldReport(args.tool, source)
     if choice is not None:
         from pytest_ragproof.interop import otel_select
 
         try:
-            texts = otel_select.import_traces(paths, report, choice)
+            texts = otel_select.import_traces(paths, report, choice, read)
         except otel_select.NothingKept as exc:  # file errors are one line, as from _read
             return _failed(report, exc, out)
         from pytest_ragproof.fileio import write_atomic
@@ -118,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         # the canonical texts the validation made, as write_jsonl would write them
         write_atomic(out, (text + "\n" for text in texts))
     else:
-        drafts = _read(args, src, report, var_map)
+        drafts = _read(args, paths[0], report, var_map)
         try:
             dataset = build.build_dataset(drafts, args.tool, source, corpus, report)
         except DatasetError as exc:

@@ -116,10 +116,10 @@ class Outcome:
     def skip(self, reason: str, trace_id: str) -> None:
         self.skipped.setdefault(reason, []).append(trace_id)
 
-    def lines(self, n_spans: int, n_files: int) -> list[str]:
+    def lines(self, n_spans: int, where: str) -> list[str]:
         n_skipped = sum(len(ids) for ids in self.skipped.values())
         out = [
-            f"traces: {self.n_traces} read ({n_spans} span(s) in {n_files} file(s)), "
+            f"traces: {self.n_traces} read ({n_spans} span(s) {where}), "
             f"{self.n_traces - n_skipped} kept, {n_skipped} skipped"
         ]
         for reason, ids in self.skipped.items():
@@ -233,9 +233,15 @@ class NothingKept(DatasetError):
     """No trace of the files became a case (the summary says why)."""
 
 
-def import_traces(paths: list[Path], report: FieldReport, choice: Selection) -> list[str]:
+def import_traces(
+    paths: list[Path],
+    report: FieldReport,
+    choice: Selection,
+    read: Callable[[], tuple[dict[str, Trace], int, str]] | None = None,
+) -> list[str]:
     """The canonical texts of the cases of the traces in ``paths`` that ``choice`` keeps
-    (validated as a dataset, in start order); counts in ``report``.
+    (validated as a dataset, in start order); counts in ``report``. ``read``, when given,
+    reads the traces instead (``--from phoenix``): traces, spans read, where from.
 
     A kept trace whose case is invalid (a control character in its question, say) is
     skipped and named, not the end of the import: production text is not curated.
@@ -244,7 +250,13 @@ def import_traces(paths: list[Path], report: FieldReport, choice: Selection) -> 
     from pytest_ragproof.interop.otel import read_traces
 
     with paused_gc():  # hundreds of thousands of small acyclic objects (see paused_gc)
-        traces, n_spans = read_traces(paths)
+        if read is None:
+            traces, n_spans = read_traces(paths)
+            where = f"in {len(paths)} file(s)"
+            source = ", ".join(str(p) for p in paths)
+        else:
+            traces, n_spans, source = read()
+            where = f"from {source}"
         outcome = select(traces, choice)
         del traces
         report.n_read = outcome.n_traces
@@ -262,11 +274,13 @@ def import_traces(paths: list[Path], report: FieldReport, choice: Selection) -> 
             )
         outcome.kept = []
         try:
-            texts = _validated(drafts, report, outcome, ", ".join(str(p) for p in paths))
+            texts = _validated(drafts, report, outcome, source)
         finally:  # the summary says why, also when nothing was kept
-            report.summary = outcome.lines(n_spans, len(paths))
+            report.summary = outcome.lines(n_spans, where)
+    # Phoenix's API returns no resource: no service.name
+    ids = "trace and span ids, start time" + (", service.name" if read is None else "")
     for case_id, _ in texts:
-        _map(report, *mapped[case_id])
+        _map(report, ids, *mapped[case_id])
     report.note(
         f"{len(texts)} case(s) are review_status pending, with no expected answer or "
         "expected sources: a reviewer gives them (what production did is in metadata.trace)"
@@ -331,6 +345,7 @@ def _chunk(
 
 def _map(
     report: FieldReport,
+    ids: str,
     question_from: str,
     history: bool,
     answer: bool,
@@ -340,7 +355,7 @@ def _map(
     report.map(question_from, "question")
     if history:
         report.map("earlier user/assistant messages of that LLM span", "conversation_history")
-    report.map("trace and span ids, start time, service.name", "metadata.trace")
+    report.map(ids, "metadata.trace")
     if answer:
         report.map("the production answer", "metadata.trace.answer (not expected_answer)")
     if retrieved:

@@ -8,7 +8,8 @@ for a renderer of any document) turns a parsed document into a :class:`Results`.
 
 A part a reader needs but a document lacks is its default here, so a renderer draws a
 partial document (hand-built, or of an older release) as before; :func:`load_results`
-checks what merges and baselines need through the ``Checked*`` subclasses, which make
+checks what merges and baselines need through the ``Checked*`` subclasses
+(:mod:`pytest_ragproof.results.checked`), which make
 those fields required (and the kinds and statuses literal) with the messages
 ``check_results`` always gave.
 
@@ -395,61 +396,3 @@ class Results(_Open):
     judges: JudgeTotals | None = None
     evaluators: dict[StrictStr, Any] | None = None
     baseline: Baseline | None = None
-
-
-# What check_results requires of a document (merges, baselines, the history): the same
-# models with the fields they read required, in the order the first error is reported.
-# Each is a subclass, so a checked document is a Results like any other.
-
-
-class CheckedFailure(Failure):
-    expression: StrictStr
-    metric: StrictStr
-    observed: Number | None
-    bound: StrictStr
-    reason: StrictStr
-
-
-class CheckedCase(Case):
-    id: StrictStr
-    pipeline: StrictStr
-    dataset: StrictStr
-    nodeid: StrictStr
-    kind: Kind
-    status: Status
-    metrics: dict[StrictStr, Number]
-    failures: list[CheckedFailure] = []  # type: ignore[assignment]
-
-
-class CheckedDataset(Dataset):
-    path: StrictStr
-    sha256: StrictStr
-    frozen: StrictBool
-    cases: Count
-
-
-class CheckedRun(Run):
-    shard: Shard | None
-    population: Count
-    datasets: dict[StrictStr, Count]
-    deselected: list[StrictStr]
-    skipped: list[StrictStr]
-    missing: list[StrictStr]
-    stopped: StrictBool
-    not_selected: list[StrictStr]
-    notes: list[StrictStr]
-    config: dict[StrictStr, Any]
-
-
-class CheckedResults(Results):
-    format: Literal["ragproof.results/1"]
-    passed: StrictBool
-    datasets: list[CheckedDataset]  # type: ignore[assignment]
-    settings: Settings
-    pipelines: list[StrictStr] = []
-    cases: list[CheckedCase]  # type: ignore[assignment]
-    thresholds: list[ThresholdRow] = []
-    notes: list[StrictStr] = []
-    run: CheckedRun | None = None
-    run_id: StrictStr | None = None
-    digest: Digest | None = None

@@ -20,7 +20,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from pytest_ragproof.errors import ConfigError
-from pytest_ragproof.results.models import CheckedResults, Results
+from pytest_ragproof.results.checked import CheckedResults
+from pytest_ragproof.results.models import Results
 
 __all__ = ["as_model", "check_results", "load_results", "metric_range", "results_model"]
 

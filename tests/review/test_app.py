@@ -509,30 +509,6 @@ def test_another_host_name_only_when_given(results_path: Path, tmp_path: Path) -
     assert refused.status_code == 403 and "unknown Host header" in refused.text
 
 
-def test_html_escapes_text_and_attributes() -> None:
-    from pytest_ragproof.review.html import Html, tag
-
-    made = tag("a", '<b>"x"</b>', href='/case/1?a="b"&c', data_note="it's <i>", hidden=True)
-    assert made == (
-        '<a href="/case/1?a=&quot;b&quot;&amp;c" data-note="it&#x27;s &lt;i&gt;" hidden>'
-        "&lt;b&gt;&quot;x&quot;&lt;/b&gt;</a>"
-    )
-    assert tag("p", Html("<b>ours</b>"), None, 3) == "<p><b>ours</b>3</p>"
-
-
-def test_table_escapes_headers_and_keeps_header_cells_and_rows() -> None:
-    from pytest_ragproof.review.html import table, tag, th
-
-    rows = [tag("tr", tag("td", "<x>"), tag("td", 1, class_="num"), data_case="a&b")]
-    made = table(["<case>", th("mean", class_="num")], rows, class_="list", id="cases")
-    assert made == (
-        '<table class="list" id="cases"><thead><tr><th>&lt;case&gt;</th>'
-        '<th class="num">mean</th></tr></thead><tbody><tr data-case="a&amp;b">'
-        '<td>&lt;x&gt;</td><td class="num">1</td></tr></tbody></table>'
-    )
-    assert table(("a",), []) == "<table><thead><tr><th>a</th></tr></thead><tbody></tbody></table>"
-
-
 def test_the_dataset_model_reads_edits_in_provenance(generated: GeneratedFiles) -> None:
     from pytest_ragproof.dataset.io import load_dataset
 

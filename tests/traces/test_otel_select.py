@@ -159,7 +159,8 @@ def test_trace_options_belong_to_otel_and_other_tools_take_one_file(
     src.write_text('{"question": "Q?", "reference_context": "x"}\n')
     out = tmp_path / "o.jsonl"
     ran = cli("import", "--from", "raget", src, "-o", out, "--redact-pii")
-    assert ran.code != 0 and "--redact-pii applies to --from otel only" in ran.err
+    assert ran.code != 0
+    assert "--redact-pii applies to --from otel and --from phoenix only" in ran.err
     ran = cli("import", "--from", "raget", src, src, "-o", out)
     assert ran.code != 0 and "--from raget reads one FILE" in ran.err
     assert not out.exists()
