@@ -161,6 +161,12 @@ ALLOWED: dict[str, dict[str, str]] = {
         'field = ".".join(str(part) for part in err["loc"])': _PYDANTIC,
         'problem = "missing" if err["type"] == "missing" else err["msg"].rstrip(".")': _PYDANTIC,
     },
+    "commands/report.py": {
+        'entries = results.get("cases") or []': (
+            "builds the document of some kinds for the exporters, which take the parsed "
+            "document (its cases' kinds are read from the model)"
+        ),
+    },
     "regression/compare.py": {
         'if not isinstance(doc, Mapping) or doc.get("format") != RESULTS_FORMAT:': (
             "tells a results document from any other JSON before reading it as one, with the "
@@ -178,13 +184,11 @@ ALLOWED: dict[str, dict[str, str]] = {
 #: Lower a count when a file is converted; a file at 0 leaves this table.
 NOT_CONVERTED: dict[str, int] = {
     "reporting/_correctness.py": 12,
-    "history/shapes.py": 2,
     "labels/cases.py": 24,
     "labels/state.py": 4,
     "labels/agreement.py": 10,
     "labels/people.py": 5,
     "judges/labelled.py": 22,
-    "commands/report.py": 2,
     "commands/judge_check.py": 57,
     "commands/judge_check_labels.py": 59,
 }
