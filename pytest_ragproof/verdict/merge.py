@@ -221,7 +221,7 @@ def merge(
     check_skipped(files)
     _check_coverage(files)
     first = files[0]
-    cfg = config_from_record(dict(first.run.config), base)
+    cfg = config_from_record(dict(first.run.config), base, first.name)
     if cfg.settings() != first.results.settings.model_dump(exclude_unset=True):
         raise ConfigError(
             f"{first.name}: its recorded settings do not rebuild the same run configuration "
@@ -289,7 +289,7 @@ def recheck(file: ShardFile, base: Path) -> list[str]:
     check_skipped([file])
     record = dict(file.run.config)
     notes: list[str] = []
-    baseline = recorded(record).baseline
+    baseline = recorded(record, file.name).baseline
     dropped = baseline is not None and not (base / baseline.path).is_file()
     if dropped:
         assert baseline is not None
@@ -298,7 +298,7 @@ def recheck(file: ShardFile, base: Path) -> list[str]:
             f"{base / baseline.path}"
         )
         record["baseline"] = None  # the record being rebuilt without it
-    cfg = config_from_record(record, base)
+    cfg = config_from_record(record, base, file.name)
     if not dropped and cfg.settings() != file.results.settings.model_dump(exclude_unset=True):
         raise ConfigError(
             f"{file.name}: its recorded settings do not rebuild the same run configuration "

@@ -79,15 +79,18 @@ def _judges_record(judges: JudgeSettings) -> dict[str, Any]:
     return out
 
 
-def config_from_record(record: Mapping[str, Any], base: Path) -> RunConfig:
+def config_from_record(
+    record: Mapping[str, Any], base: Path, name: str = "the results file"
+) -> RunConfig:
     """The RunConfig a results file recorded; the baseline path is resolved against ``base``.
 
     Raises ConfigError (bad values, a baseline path that is not a results file) like the
-    options of a run would.
+    options of a run would; one naming ``name`` and the field when a field is missing or
+    of the wrong type (:func:`recorded`).
     """
     from pytest_ragproof.verdict.baseline import baseline_settings
 
-    r = recorded(record)
+    r = recorded(record, name)
     b = r.baseline
     baseline = (
         None
@@ -135,9 +138,10 @@ def config_from_record(record: Mapping[str, Any], base: Path) -> RunConfig:
     )
 
 
-def recorded(record: Mapping[str, Any]) -> RecordedConfig:
-    """``run.config`` as its typed model; ConfigError naming the field that is missing or
-    of the wrong type (a file edited by hand: a run writes every field)."""
+def recorded(record: Mapping[str, Any], name: str = "the results file") -> RecordedConfig:
+    """``run.config`` as its typed model; ConfigError naming ``name`` (the file) and the
+    field that is missing or of the wrong type (a file edited by hand: a run writes every
+    field)."""
     from pydantic import ValidationError
 
     from pytest_ragproof.results.recorded import RecordedConfig
@@ -149,6 +153,6 @@ def recorded(record: Mapping[str, Any]) -> RecordedConfig:
         field = ".".join(str(part) for part in err["loc"])
         problem = "missing" if err["type"] == "missing" else err["msg"].rstrip(".")
         raise ConfigError(
-            f"field run.config.{field}: {problem}; the file was edited: use the file "
+            f"{name}: field run.config.{field}: {problem}; the file was edited: use the file "
             "pytest-ragproof wrote"
         ) from None

@@ -1,4 +1,5 @@
-"""The bytes ``ragproof merge -o`` writes, pinned (issue 36.1: merge reads the typed models).
+"""The bytes ``ragproof merge -o`` writes, pinned (issue 36.1: merge reads the typed models),
+and the error for an edited ``run.config``, which merge reads through its model.
 
 Two shards' files of one run (``data/merge_pinned``: written by the run of
 :mod:`tests.runner.shard_project` with a baseline, a case and an aggregate threshold, two
@@ -10,6 +11,7 @@ the folder.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -18,6 +20,7 @@ import pytest
 
 from pytest_ragproof.cli import main
 from pytest_ragproof.results.document import read_results
+from tests.pytester_projects import resigned
 
 DATA = Path(__file__).parent / "data" / "merge_pinned"
 GATES = (
@@ -62,3 +65,37 @@ def test_the_merged_file_keeps_its_bytes(
     read_results(tmp_path / "out.json", check=True)  # its digest is the one of its bytes
     written = (tmp_path / "out.json").read_text(encoding="utf-8")
     assert _stable(written, tmp_path) == (DATA / expected).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("edit", "field", "problem"),
+    [("drop", "worst", "missing"), ("text", "redact", "Input should be a valid boolean")],
+    ids=["missing", "wrong-type"],
+)
+def test_an_edited_run_config_names_the_file_and_field(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    edit: str,
+    field: str,
+    problem: str,
+) -> None:
+    """run.config is read through its model: a field a run always writes, missing or of
+    another type in every shard, is one error naming the file and the field."""
+    for name in ("base.json", "shard-1.json", "shard-2.json", "cases.frozen.json"):
+        doc = json.loads((DATA / name).read_text(encoding="utf-8"))
+        if name.startswith("shard-"):
+            config = doc["run"]["config"]
+            if edit == "drop":
+                del config[field]
+            else:
+                config[field] = "yes"
+            doc["digest"] = resigned(doc)
+        (tmp_path / name).write_text(json.dumps(doc), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    capsys.readouterr()
+    code = main(["merge", "shard-1.json", "shard-2.json", *GATES])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"shard-1.json: field run.config.{field}: {problem}; the file was edited" in err
+    assert "Traceback" not in err
