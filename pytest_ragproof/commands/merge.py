@@ -16,8 +16,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_ragproof.errors import UsageError
+
+if TYPE_CHECKING:
+    from pytest_ragproof.verdict.merge_checks import ShardFile
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,11 +53,20 @@ def _refusal(output: Path, inputs: list[Path]) -> str | None:
     return None
 
 
+def _shard_file(path: Path) -> ShardFile:
+    """A shard's file, parsed and checked as merging needs (the checked model kept)."""
+    from pytest_ragproof.results.document import read_results
+    from pytest_ragproof.results.schema import load_results
+    from pytest_ragproof.verdict.merge_checks import ShardFile
+
+    doc = read_results(path)
+    return ShardFile(str(path), doc, load_results(doc, str(path)))
+
+
 def run(args: argparse.Namespace) -> int:
     from pytest_ragproof.errors import ConfigError
-    from pytest_ragproof.results.document import read_results, write_results
+    from pytest_ragproof.results.document import write_results
     from pytest_ragproof.verdict.merge import merge
-    from pytest_ragproof.verdict.merge_checks import ShardFile
 
     inputs = [Path(p) for p in args.results]
     output = Path(args.output) if args.output else None
@@ -65,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     unchecked: list[str] = []
     try:
         gates = gates_of(args, Path.cwd())
-        files = [ShardFile(str(p), read_results(p, check=True, shown=str(p))) for p in inputs]
+        files = [_shard_file(p) for p in inputs]
         outcome, cfg = merge(files, Path.cwd(), unchecked, gates)
     except ConfigError as exc:
         raise UsageError(str(exc)) from exc

@@ -52,10 +52,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def only_kinds(results: dict[str, Any], kinds: set[str]) -> dict[str, Any]:
-    """The results document restricted to cases of ``kinds`` (cases only: for exports)."""
+def only_kinds(results: dict[str, Any], kinds: set[str], name: str) -> dict[str, Any]:
+    """The results document restricted to cases of ``kinds`` (cases only: for exports, which
+    take the parsed document); the kinds are read from its model (``name``: in messages)."""
+    from pytest_ragproof.results.schema import results_model
+
+    model = results_model(results, name)
+    entries = results.get("cases") or []
     out = dict(results)
-    out["cases"] = [c for c in results.get("cases") or [] if c.get("kind") in kinds]
+    out["cases"] = [e for e, c in zip(entries, model.cases, strict=True) if c.kind in kinds]
     return out
 
 
@@ -79,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(why)
     results = read_results(Path(args.results))
     if args.kind:
-        results = only_kinds(results, set(args.kind))
+        results = only_kinds(results, set(args.kind), args.results)
     labels = None
     if args.labels:
         from pytest_ragproof.errors import ConfigError, DatasetError

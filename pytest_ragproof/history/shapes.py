@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pytest_ragproof.regression.compare import Comparison
-    from pytest_ragproof.results.models import ThresholdRow
+    from pytest_ragproof.results.models import Dataset, ThresholdRow
     from pytest_ragproof.verdict.thresholds import Threshold
 
 __all__ = [
@@ -56,11 +56,17 @@ class RunSummary:
         return "passed" if self.passed else "failed"
 
     @property
+    def dataset_entries(self) -> list[Dataset]:
+        """The run's datasets as the results document's model types them."""
+        from pytest_ragproof.results.models import Dataset
+
+        return [Dataset.model_validate(d) for d in self.datasets]
+
+    @property
     def dataset_label(self) -> str:
         """Datasets as ``name@sha12``, comma-separated (the dataset version shown)."""
         return ", ".join(
-            f"{str(d.get('path', '')).rsplit('/', 1)[-1]}@{str(d.get('sha256', ''))[:12]}"
-            for d in self.datasets
+            f"{d.path.rsplit('/', 1)[-1]}@{d.sha256[:12]}" for d in self.dataset_entries
         )
 
 

@@ -52,10 +52,10 @@ def _first_difference(a: Any, b: Any, prefix: str) -> tuple[str, Any, Any] | Non
 
 
 def _datasets(f: ShardFile) -> dict[str, dict[str, Any]]:
-    """The file's dataset entries without their per-shard ``evaluated`` count."""
+    """The file's dataset entries (the keys they hold) without their per-shard ``evaluated``
+    count."""
     return {
-        str(d["path"]): {k: v for k, v in d.items() if k != "evaluated"}
-        for d in f.doc.get("datasets") or []
+        d.path: d.model_dump(exclude={"evaluated"}, exclude_unset=True) for d in f.results.datasets
     }
 
 
@@ -63,12 +63,12 @@ def _shared(f: ShardFile) -> dict[str, Any]:
     """What every file of one run records alike (only the shard's K may differ)."""
     run = f.run
     return {
-        "settings": f.doc.get("settings"),
-        "redacted": f.doc.get("redacted"),
-        "run.config": run["config"],
-        "run.population": run["population"],
-        "run.datasets": run["datasets"],
-        "run.shard.n": (run.get("shard") or {}).get("n"),
+        "settings": f.results.settings.model_dump(exclude_unset=True),
+        "redacted": f.results.redacted,
+        "run.config": run.config,
+        "run.population": run.population,
+        "run.datasets": run.datasets,
+        "run.shard.n": None if run.shard is None else run.shard.n,
     }
 
 
@@ -76,11 +76,7 @@ def _check_together(files: Sequence[ShardFile]) -> None:
     """Same settings, datasets (by hash) and population in every file, or ConfigError."""
     first = files[0]
     for f in files:
-        if f.doc.get("run") is None:
-            raise ConfigError(
-                f"{f.name} has no 'run' section (written by evaluate() or an older "
-                "pytest-ragproof); merge takes the --ragproof-report files of pytest runs"
-            )
+        f.run  # noqa: B018 - ConfigError for a file without a run section
     for f in files[1:]:
         own, theirs = _datasets(first), _datasets(f)
         for path in sorted(set(own) | set(theirs)):
@@ -134,18 +130,18 @@ def _check_coverage(files: Sequence[ShardFile]) -> list[set[str]]:
             + "; ".join(parts)
             + "; give each shard's file once, from shards of one split"
         )
-    population = int(files[0].run["population"])
+    population = files[0].run.population
     if len(owner) == population:
         return covered
     known = set().union(
-        *(ids | set(f.run["deselected"]) for ids, f in zip(covered, files, strict=True))
+        *(ids | set(f.run.deselected) for ids, f in zip(covered, files, strict=True))
     )
     unowned = sorted(known - set(owner))
     why = [f"the files cover {len(owner)} of {population} case(s)"]
-    shards = [f.run["shard"] for f in files if f.run.get("shard")]
+    shards = [f.run.shard for f in files if f.run.shard]
     if len(shards) == len(files):
-        n = int(shards[0]["n"])
-        given = {int(s["k"]) for s in shards}
+        n = shards[0].n
+        given = {s.k for s in shards}
         absent = [f"{k}/{n}" for k in range(1, n + 1) if k not in given]
         if absent:
             why.append(f"no file for shard {', '.join(absent)}")
@@ -169,20 +165,25 @@ def _unique(values: Iterator[str]) -> list[str]:
 
 def _git(files: Sequence[ShardFile]) -> Mapping[str, str] | None:
     """The commit and branch the shards recorded, when they all recorded the same."""
-    found = [f.run.get("git") for f in files]
+    found = [f.run.git for f in files]
     first = found[0]
-    return first if isinstance(first, Mapping) and all(g == first for g in found) else None
+    if first is None or any(g != first for g in found):
+        return None
+    # As recorded: the keys the shards wrote (the merged document's ``run.git``).
+    git: dict[str, str] = first.model_dump(exclude_unset=True)
+    return git
 
 
 def _records(files: Sequence[ShardFile]) -> list[CaseRecord]:
-    return [CaseRecord.from_dict(dict(c)) for f in files for c in f.doc.get("cases") or []]
+    """The shards' case records, from their entries as written (the merged file's bytes)."""
+    return [CaseRecord.from_dict(dict(c)) for f in files for c in f.entries]
 
 
 def _dataset_facts(first: ShardFile) -> list[DatasetFacts]:
-    per_dataset = first.run["datasets"]
+    per_dataset = first.run.datasets
     return [
-        DatasetFacts(str(d["path"]), None, int(per_dataset[d["path"]]), recorded=d)
-        for d in first.doc.get("datasets") or []
+        DatasetFacts(d.path, None, per_dataset[d.path], recorded=d.model_dump(exclude_unset=True))
+        for d in first.results.datasets
     ]
 
 
@@ -220,8 +221,8 @@ def merge(
     check_skipped(files)
     _check_coverage(files)
     first = files[0]
-    cfg = config_from_record(dict(first.run["config"]), base)
-    if cfg.settings() != first.doc.get("settings"):
+    cfg = config_from_record(dict(first.run.config), base, first.name)
+    if cfg.settings() != first.results.settings.model_dump(exclude_unset=True):
         raise ConfigError(
             f"{first.name}: its recorded settings do not rebuild the same run configuration "
             "(written by another pytest-ragproof version?); merge with the version that ran it"
@@ -231,27 +232,37 @@ def merge(
     if gates is not None:
         from pytest_ragproof.verdict.merge_gates import gated_config, restatus
 
-        cfg, differ, case_level = gated_config(first.run["config"], cfg, gates, base)
+        cfg, differ, case_level = gated_config(first.run.config, cfg, gates, base)
         unchecked.extend(differ)
         if case_level:
             files = restatus(files, cfg, gates.xfail_strict)
     if notes is not None:
         notes.extend(unchecked)
-    population = int(first.run["population"])
+    population = first.run.population
     facts = RunFacts(
         records=_records(files),
         datasets=_dataset_facts(first),
         expected=population,
         selected=population,
-        missing=sorted(m for f in files for m in f.run["missing"]),
-        stopped=any(bool(f.run["stopped"]) for f in files),
-        not_selected=_unique(p for f in files for p in f.run["not_selected"]),
-        notes=_unique(n for f in files for n in f.run["notes"]),
-        skipped=sorted(s for f in files for s in f.run["skipped"]),
-        skip_reasons={k: v for f in files for k, v in (f.run.get("skip_reasons") or {}).items()},
+        missing=sorted(m for f in files for m in f.run.missing),
+        stopped=any(f.run.stopped for f in files),
+        not_selected=_unique(p for f in files for p in f.run.not_selected),
+        notes=_unique(n for f in files for n in f.run.notes),
+        skipped=sorted(s for f in files for s in f.run.skipped),
+        skip_reasons={k: v for f in files for k, v in (f.run.skip_reasons or {}).items()},
         git=_git(files),
     )
     return decide(facts, cfg), cfg
+
+
+def _count(file: ShardFile, name: str, value: int | None) -> int:
+    """``run.<name>``, which every pytest run writes; ConfigError naming it when absent."""
+    if value is None:
+        raise ConfigError(
+            f"{file.name}: field run.{name}: missing; the file was edited or written by an "
+            "older pytest-ragproof: add the file as pytest-ragproof wrote it"
+        )
+    return value
 
 
 def recheck(file: ShardFile, base: Path) -> list[str]:
@@ -271,24 +282,24 @@ def recheck(file: ShardFile, base: Path) -> list[str]:
         check_skipped,
         check_statuses,
     )
-    from pytest_ragproof.verdict.recorded import config_from_record
+    from pytest_ragproof.verdict.recorded import config_from_record, recorded
     from pytest_ragproof.verdict.shard import Shard
 
     check_shards([file])
     check_skipped([file])
-    record = dict(file.run["config"])
+    record = dict(file.run.config)
     notes: list[str] = []
-    baseline = record.get("baseline")
-    dropped = isinstance(baseline, Mapping) and not (base / str(baseline["path"])).is_file()
+    baseline = recorded(record, file.name).baseline
+    dropped = baseline is not None and not (base / baseline.path).is_file()
     if dropped:
-        assert isinstance(baseline, Mapping)
+        assert baseline is not None
         notes.append(
-            f"verdict checked without the baseline {baseline['path']}: not found at "
-            f"{base / str(baseline['path'])}"
+            f"verdict checked without the baseline {baseline.path}: not found at "
+            f"{base / baseline.path}"
         )
-        record["baseline"] = None
-    cfg = config_from_record(record, base)
-    if not dropped and cfg.settings() != file.doc.get("settings"):
+        record["baseline"] = None  # the record being rebuilt without it
+    cfg = config_from_record(record, base, file.name)
+    if not dropped and cfg.settings() != file.results.settings.model_dump(exclude_unset=True):
         raise ConfigError(
             f"{file.name}: its recorded settings do not rebuild the same run configuration "
             "(written by another pytest-ragproof version?); add it with the version that ran it"
@@ -296,25 +307,25 @@ def recheck(file: ShardFile, base: Path) -> list[str]:
     check_statuses([file], cfg)
     notes.extend(check_dataset_ids([file], base, cfg))
     run = file.run
-    shard = run.get("shard")
+    shard = run.shard
     facts = RunFacts(
         records=_records([file]),
         datasets=_dataset_facts(file),
-        expected=int(run["expected"]),
-        selected=int(run["selected"]),
-        missing=sorted(run["missing"]),
-        stopped=bool(run["stopped"]),
-        not_selected=list(run["not_selected"]),
-        notes=list(run["notes"]),
-        shard=None if not shard else Shard(int(shard["k"]), int(shard["n"])),
-        population=int(run["population"]) if shard else None,
-        populations=dict(run["datasets"]) if shard else {},
-        skipped=sorted(run["skipped"]),
-        skip_reasons=dict(run.get("skip_reasons") or {}),
-        deselected=sorted(run["deselected"]),
+        expected=_count(file, "expected", run.expected),
+        selected=_count(file, "selected", run.selected),
+        missing=sorted(run.missing),
+        stopped=run.stopped,
+        not_selected=list(run.not_selected),
+        notes=list(run.notes),
+        shard=None if not shard else Shard(shard.k, shard.n),
+        population=run.population if shard else None,
+        populations=dict(run.datasets) if shard else {},
+        skipped=sorted(run.skipped),
+        skip_reasons=dict(run.skip_reasons or {}),
+        deselected=sorted(run.deselected),
     )
     outcome = decide(facts, cfg)
-    said = bool(file.doc["passed"])
+    said = file.results.passed
     if outcome.passed == said or (dropped and not said):
         return notes
     failed = sum(1 for r in facts.records if r.status in ("failed", "error"))

@@ -17,17 +17,20 @@ Each refusal is a ConfigError naming the file, the case and the field.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.verdict.config import RunConfig
 from pytest_ragproof.verdict.shard import shard_of
 from pytest_ragproof.verdict.thresholds import Threshold, misses
 
+if TYPE_CHECKING:
+    from pytest_ragproof.results.checked import CheckedCase, CheckedResults, CheckedRun
+    from pytest_ragproof.results.models import Case, Results
+
 __all__ = [
-    "CaseEntry",
     "ShardFile",
     "check_dataset_ids",
     "check_shards",
@@ -42,63 +45,86 @@ _PASSING = ("passed", "xpassed")
 
 @dataclass(frozen=True)
 class ShardFile:
-    """One results file given to ``ragproof merge``: the name it is shown by, its document."""
+    """One results file given to ``ragproof merge``: the name it is shown by, the document
+    as parsed and its checked model.
+
+    The checks and the verdict read :attr:`results`; the merged document is built from the
+    parsed document's own entries (:attr:`entries`), so its bytes are the shards'.
+    ``checked``: the model of ``doc`` as :func:`~pytest_ragproof.results.schema.load_results`
+    gave it (None: checked here).
+    """
 
     name: str
     doc: Mapping[str, Any]
+    checked: InitVar[Results | None] = None
+    results: CheckedResults = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self, checked: Results | None) -> None:
+        from pytest_ragproof.results.checked import CheckedResults
+        from pytest_ragproof.results.schema import load_results
+
+        model = load_results(self.doc, self.name) if checked is None else checked
+        if not isinstance(model, CheckedResults):
+            raise TypeError("ShardFile: give the model load_results returned")
+        object.__setattr__(self, "results", model)
 
     @property
-    def run(self) -> Mapping[str, Any]:
-        run: Mapping[str, Any] = self.doc["run"]
+    def run(self) -> CheckedRun:
+        """The file's ``run`` section; ConfigError when it has none (not a pytest run's)."""
+        run = self.results.run
+        if run is None:
+            raise ConfigError(
+                f"{self.name} has no 'run' section (written by evaluate() or an older "
+                "pytest-ragproof); merge takes the --ragproof-report files of pytest runs"
+            )
         return run
 
     @property
+    def cases(self) -> list[CheckedCase]:
+        return self.results.cases
+
+    @property
+    def entries(self) -> list[dict[str, Any]]:
+        """The case entries as the file holds them: what the merged document is built of."""
+        entries: list[dict[str, Any]] = self.doc["cases"]
+        return entries
+
+    @property
     def label(self) -> str:
-        shard = self.run.get("shard")
-        return self.name if not shard else f"{self.name} (shard {shard['k']}/{shard['n']})"
+        shard = self.run.shard
+        return self.name if not shard else f"{self.name} (shard {shard.k}/{shard.n})"
 
     def covered(self) -> set[str]:
         """The items this file selected: scored, skipped or never scored (node ids)."""
-        ids = {str(c["nodeid"]) for c in self.doc.get("cases") or []}
-        return ids | set(self.run["skipped"]) | set(self.run["missing"])
+        ids = {c.nodeid for c in self.cases}
+        return ids | set(self.run.skipped) | set(self.run.missing)
 
 
-class CaseEntry:
-    """A case entry as :meth:`Threshold.applies_to` reads a case."""
-
-    def __init__(self, case: Mapping[str, Any]) -> None:
-        self.kind = str(case["kind"])
-        self.question_type = str(case.get("question_type", "simple"))
-        self.tags = tuple(str(t) for t in case.get("tags") or ())
-
-
-def missed(case: Mapping[str, Any], thresholds: Sequence[Threshold]) -> list[str]:
+def missed(case: Case, thresholds: Sequence[Threshold]) -> list[str]:
     """The case thresholds ``case`` misses by its recorded metrics (absent counts as missed),
     as ``expression: why``."""
     out: list[str] = []
-    for t, value in misses(CaseEntry(case), case["metrics"], thresholds):
+    for t, value in misses(case, case.metrics, thresholds):
         why = f"{t.metric} absent" if value is None else f"{t.metric} = {value:.4g}"
         out.append(f"{t.expression}: {why}")
     return out
 
 
-def _xfail(case: Mapping[str, Any], cfg: RunConfig) -> str | None:
+def _xfail(case: Case, cfg: RunConfig) -> str | None:
     """Why ``case`` is expected to fail under ``cfg`` (a configured xfail tag, or the pytest
     xfail marker the run recorded), or None."""
-    tags = sorted(cfg.xfail_tags.intersection(str(t) for t in case.get("tags") or ()))
+    tags = sorted(cfg.xfail_tags.intersection(case.tags))
     if tags:
         return f"tag {tags[0]}"
-    reason = case.get("xfail_reason")
-    return "a pytest xfail marker" if isinstance(reason, str) else None
+    return "a pytest xfail marker" if case.xfail_reason is not None else None
 
 
-def expected_statuses(case: Mapping[str, Any], cfg: RunConfig) -> tuple[str, ...] | None:
+def expected_statuses(case: Case, cfg: RunConfig) -> tuple[str, ...] | None:
     """The statuses ``case``'s metrics, tags and recorded marker give under ``cfg``'s case
     thresholds and xfail tags (None: not decided by them: an error, repeats)."""
-    status = case["status"]
-    if case.get("repeats") or (status == "error" and case.get("error_type") is not None):
+    if case.repeats is not None or (case.status == "error" and case.error_type is not None):
         return None
-    failed = bool(missed(case, cfg.case_thresholds)) or case.get("error_type") is not None
+    failed = bool(missed(case, cfg.case_thresholds)) or case.error_type is not None
     if _xfail(case, cfg) is not None:
         # xfail(strict=True), the ini's xfail_strict: a case that passed fails, with no miss.
         return ("xfailed",) if failed else ("xpassed", "failed")
@@ -109,13 +135,13 @@ def check_statuses(files: Sequence[ShardFile], cfg: RunConfig) -> None:
     """Every case's status is the one its metrics, the case thresholds and the xfail tags
     give, for every status (an error's is the error it records)."""
     for f in files:
-        for i, case in enumerate(f.doc["cases"]):
+        for i, case in enumerate(f.cases):
             allowed = expected_statuses(case, cfg)
             if allowed is None:
                 continue
-            status = case["status"]
+            status = case.status
             missing = missed(case, cfg.case_thresholds)
-            where = f"{f.name}: case {case['id']} (cases[{i}])"
+            where = f"{f.name}: case {case.id} (cases[{i}])"
             if status in _PASSING and missing:
                 raise ConfigError(
                     f"{where}, field status: '{status}' but its metrics miss {missing[0]}; the "
@@ -134,7 +160,7 @@ def check_statuses(files: Sequence[ShardFile], cfg: RunConfig) -> None:
                     f"{where}, field status: '{status}' but {why}; the file was edited or "
                     "written by another run: use each shard's file as pytest-ragproof wrote it"
                 )
-            recorded = sorted(str(x["expression"]) for x in case.get("failures") or [])
+            recorded = sorted(x.expression for x in case.failures)
             expected = sorted(m.split(": ", 1)[0] for m in missing)
             if status == "failed" and recorded != expected:
                 raise ConfigError(
@@ -148,8 +174,8 @@ def check_skipped(files: Sequence[ShardFile]) -> None:
     """Every case a file says pytest skipped carries the reason pytest gave (a marker's, a
     ``pytest.skip`` call's): a failed case moved into ``run.skipped`` has none."""
     for f in files:
-        reasons = f.run.get("skip_reasons") or {}
-        for nodeid in f.run["skipped"]:
+        reasons = f.run.skip_reasons or {}
+        for nodeid in f.run.skipped:
             if not str(reasons.get(nodeid) or "").strip():
                 raise ConfigError(
                     f"{f.name}: field run.skipped: {nodeid} is skipped, but the file records "
@@ -162,19 +188,18 @@ def check_shards(files: Sequence[ShardFile]) -> None:
     """Files labelled K/N hold only shard K's cases (a file given twice, or two files of
     one shard, are the coverage check's overlap)."""
     for f in files:
-        shard = f.run.get("shard")
-        if not shard or int(shard["n"]) == 1:
+        shard = f.run.shard
+        if not shard or shard.n == 1:
             continue
-        k, n = int(shard["k"]), int(shard["n"])
+        k, n = shard.k, shard.n
         if k > n:
             raise ConfigError(f"{f.name}: field run.shard: shard {k}/{n} does not exist")
-        datasets = set(f.run["datasets"])
-        for i, case in enumerate(f.doc["cases"]):
-            dataset = str(case["dataset"])
-            if dataset in datasets and shard_of(dataset, str(case["id"]), n) != k:
-                owner = shard_of(dataset, str(case["id"]), n)
+        datasets = set(f.run.datasets)
+        for i, case in enumerate(f.cases):
+            if case.dataset in datasets and shard_of(case.dataset, case.id, n) != k:
+                owner = shard_of(case.dataset, case.id, n)
                 raise ConfigError(
-                    f"{f.name}: case {case['id']} (cases[{i}]), field id: belongs to shard "
+                    f"{f.name}: case {case.id} (cases[{i}]), field id: belongs to shard "
                     f"{owner}/{n}, not to the file's shard {k}/{n} (field run.shard); the file "
                     "was relabelled or its cases edited"
                 )
@@ -191,45 +216,45 @@ def check_dataset_ids(
     version at that path).
     """
     notes: list[str] = []
-    entries = files[0].doc["datasets"]
-    named = {str(e["path"]) for e in entries}
+    entries = files[0].results.datasets
+    named = {e.path for e in entries}
     for f in files:
-        for i, case in enumerate(f.doc["cases"]):
-            if str(case["dataset"]) not in named:
+        for i, case in enumerate(f.cases):
+            if case.dataset not in named:
                 raise ConfigError(
-                    f"{f.name}: case {case['id']} (cases[{i}]), field dataset: "
-                    f"{case['dataset']!r} is not a dataset of the run (field datasets: "
+                    f"{f.name}: case {case.id} (cases[{i}]), field dataset: "
+                    f"{case.dataset!r} is not a dataset of the run (field datasets: "
                     f"{', '.join(sorted(named)) or 'none'}); the file was edited"
                 )
     run = files[0].run
-    by_dataset = run["datasets"]
+    by_dataset = run.datasets
     # A run whose population is its datasets' (marked tests add cases of their own).
-    counted = int(run["population"]) == sum(int(n) for n in by_dataset.values())
+    counted = run.population == sum(by_dataset.values())
     for entry in entries:
-        path = str(entry["path"])
-        dataset = _dataset(base / path, str(entry["sha256"]))
+        path = entry.path
+        dataset = _dataset(base / path, entry.sha256)
         if dataset is None:
             notes.append(
                 f"case ids not checked against dataset {path}: not found at {base / path} with "
-                f"sha256 {str(entry['sha256'])[:12]} (the files' digests still were)"
+                f"sha256 {entry.sha256[:12]} (the files' digests still were)"
             )
             continue
         ids = {c.id for c in dataset.cases}
         for f in files:
-            for i, case in enumerate(f.doc["cases"]):
-                if case["dataset"] == path and case["id"] not in ids:
+            for i, case in enumerate(f.cases):
+                if case.dataset == path and case.id not in ids:
                     raise ConfigError(
-                        f"{f.name}: case {case['id']} (cases[{i}]), field id: not a case of "
-                        f"dataset {path} (sha256 {str(entry['sha256'])[:12]}); the file was "
+                        f"{f.name}: case {case.id} (cases[{i}]), field id: not a case of "
+                        f"dataset {path} (sha256 {entry.sha256[:12]}); the file was "
                         "edited or belongs to another dataset"
                     )
         if cfg is None or not counted or path not in by_dataset:
             continue
         population = len(cfg.population(dataset.cases))
-        if int(by_dataset[path]) != population:
+        if by_dataset[path] != population:
             raise ConfigError(
                 f"{files[0].name}: field run.datasets[{path!r}]: {by_dataset[path]} case(s), but "
-                f"the frozen dataset {path} (sha256 {str(entry['sha256'])[:12]}) has "
+                f"the frozen dataset {path} (sha256 {entry.sha256[:12]}) has "
                 f"{population} in the run's population (its kinds, splits and tags); the file "
                 "was edited: use each shard's file as pytest-ragproof wrote it"
             )

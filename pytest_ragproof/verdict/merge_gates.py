@@ -14,13 +14,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.verdict.config import RunConfig
-from pytest_ragproof.verdict.merge_checks import CaseEntry, ShardFile, expected_statuses
+from pytest_ragproof.verdict.merge_checks import ShardFile, expected_statuses
 from pytest_ragproof.verdict.record import Failure
 from pytest_ragproof.verdict.thresholds import misses
+
+if TYPE_CHECKING:
+    from pytest_ragproof.results.checked import CheckedCase
+    from pytest_ragproof.results.recorded import RecordedConfig
 
 __all__ = ["Gates", "gated_config", "restatus"]
 
@@ -53,21 +57,22 @@ class Gates:
     source: str  # where they came from, e.g. "pyproject.toml and the command line"
 
 
-def _record(recorded: Mapping[str, Any], gates: Gates) -> dict[str, Any]:
-    out = dict(recorded)
+def _record(record: Mapping[str, Any], theirs: RecordedConfig, gates: Gates) -> dict[str, Any]:
+    """``record`` (the shards' ``run.config``, read as ``theirs``) with ``gates`` in place."""
+    out = dict(record)
     out["case_thresholds"] = list(gates.case_thresholds)
     out["aggregate_thresholds"] = list(gates.aggregate_thresholds)
     out["xfail_tags"] = list(gates.xfail_tags)
     out["min_pass_rate"] = gates.min_pass_rate
-    before = recorded.get("baseline")
+    before = theirs.baseline
     if gates.baseline is None:
         out["baseline"] = None
     else:
-        same = isinstance(before, Mapping) and before.get("path") == gates.baseline
+        same = before is not None and before.path == gates.baseline
         out["baseline"] = {
             "path": gates.baseline,
             # Writing the baseline is what the shards asked for; only at the path they named.
-            "update": bool(same and isinstance(before, Mapping) and before.get("update")),
+            "update": bool(same and before is not None and before.update),
             "tolerances": list(gates.tolerances),
             "alpha": gates.alpha,
             "allow_dataset_change": gates.allow_dataset_change,
@@ -84,27 +89,30 @@ def _shown(key: str, value: Any) -> str:
     if isinstance(value, list):
         return ", ".join(str(v) for v in value) or "none"
     if isinstance(value, Mapping):
-        flags = [f"tolerances {', '.join(value['tolerances']) or 'none'}"]
-        flags.append(f"alpha {value['alpha']:g}")
-        if value["fail_on_case_regression"]:
+        from pytest_ragproof.results.recorded import RecordedBaseline
+
+        baseline = RecordedBaseline.model_validate(value)
+        flags = [f"tolerances {', '.join(baseline.tolerances) or 'none'}"]
+        flags.append(f"alpha {baseline.alpha:g}")
+        if baseline.fail_on_case_regression:
             flags.append("fail on case regression")
-        if value["allow_dataset_change"]:
+        if baseline.allow_dataset_change:
             flags.append("dataset change allowed")
-        return f"{value['path']} ({'; '.join(flags)})"
+        return f"{baseline.path} ({'; '.join(flags)})"
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def gated_config(
-    recorded: Mapping[str, Any], theirs_cfg: RunConfig, gates: Gates, base: Path
+    record: Mapping[str, Any], theirs_cfg: RunConfig, gates: Gates, base: Path
 ) -> tuple[RunConfig, list[str], bool]:
-    """The run configuration the shards recorded (``recorded``, rebuilt as ``theirs_cfg``)
+    """The run configuration the shards recorded (``record``, rebuilt as ``theirs_cfg``)
     with the merge's gates in place of theirs, the notes on each gate that differs, and
     whether a case-level gate differs (then :func:`restatus` decides the cases again)."""
-    from pytest_ragproof.verdict.recorded import config_from_record, config_record
+    from pytest_ragproof.verdict.recorded import config_from_record, config_record, recorded
 
     theirs = config_record(theirs_cfg)
     try:
-        cfg = config_from_record(_record(recorded, gates), base)
+        cfg = config_from_record(_record(record, recorded(record), gates), base)
     except ConfigError as exc:
         raise ConfigError(f"{exc} (from {gates.source})") from None
     mine = config_record(cfg)
@@ -130,40 +138,61 @@ def restatus(files: Sequence[ShardFile], cfg: RunConfig, xfail_strict: bool) -> 
     and xfail tags (the files' statuses were checked against the gates they recorded)."""
     out: list[ShardFile] = []
     for f in files:
-        cases = [_case(f, i, dict(c), cfg, xfail_strict) for i, c in enumerate(f.doc["cases"])]
-        out.append(ShardFile(f.name, {**f.doc, "cases": cases}))
+        cases = [
+            _case(f, i, case, dict(entry), cfg, xfail_strict)
+            for i, (case, entry) in enumerate(zip(f.cases, f.entries, strict=True))
+        ]
+        model = f.results.model_copy(update={"cases": [_checked(c) for c in cases]})
+        out.append(ShardFile(f.name, {**f.doc, "cases": cases}, model))
     return out
 
 
+def _checked(entry: dict[str, Any]) -> CheckedCase:
+    """The model of a case entry decided again (its fields were checked on read)."""
+    from pytest_ragproof.results.checked import CheckedCase
+
+    return CheckedCase.model_validate(entry)
+
+
 def _case(
-    f: ShardFile, i: int, case: dict[str, Any], cfg: RunConfig, strict: bool
+    f: ShardFile, i: int, case: CheckedCase, entry: dict[str, Any], cfg: RunConfig, strict: bool
 ) -> dict[str, Any]:
-    if case.get("repeats"):
+    """``entry`` (a copy of ``case`` as written) with the status and failures ``cfg`` gives."""
+    if case.repeats is not None:
         raise ConfigError(
-            f"{f.name}: case {case['id']} (cases[{i}]) ran {case['repeats'].get('n')} repeats "
+            f"{f.name}: case {case.id} (cases[{i}]) ran {case.repeats.n} repeats "
             "under the case thresholds, xfail tags and pass rate the files recorded, and the "
             "merge's differ; repeats are decided when they run: give the merge the shards' "
             "--ragproof-case-threshold, --ragproof-xfail-tag and --ragproof-min-pass-rate"
         )
     allowed = expected_statuses(case, cfg)
     if allowed is None:
-        return case  # an error, decided by what failed
-    before = {str(x["expression"]): x for x in case.get("failures") or []}
+        return entry  # an error, decided by what failed
+    # A failure the shard wrote is kept as written (the merged file's bytes are the shard's).
+    written: list[dict[str, Any]] = list(entry.get("failures") or [])
+    before = {x.expression: w for x, w in zip(case.failures, written, strict=True)}
     failures: list[dict[str, Any]] = []
-    for t, observed in misses(CaseEntry(case), case["metrics"], cfg.case_thresholds):
+    for t, _ in misses(case, case.metrics, cfg.case_thresholds):
         known = before.get(t.expression)
         if known is not None:
             failures.append(known)
             continue
+        observed = entry_metric(entry, t.metric)
         reason = (
             "missed"
             if observed is not None
-            else str((case.get("not_judged") or {}).get(t.metric, "not recorded for this case"))
+            else case.not_judged.get(t.metric, "not recorded for this case")
         )
         failures.append(Failure(t.expression, t.metric, observed, t.bound, reason).to_dict())
     status = allowed[0]
     if status == "xpassed" and strict:
         status = "failed"
-    case["status"] = status
-    case["failures"] = failures
-    return case
+    entry["status"] = status
+    entry["failures"] = failures
+    return entry
+
+
+def entry_metric(entry: dict[str, Any], metric: str) -> float | None:
+    """A metric's value as the shard wrote it (an integer stays one in the merged file)."""
+    value: float | None = entry["metrics"].get(metric)
+    return value

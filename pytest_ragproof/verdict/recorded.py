@@ -10,14 +10,17 @@ cache folder, no endpoint headers; the baseline as the user wrote its path.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof import defaults
+from pytest_ragproof.errors import ConfigError
 from pytest_ragproof.verdict.config import RunConfig, make_config
 
 if TYPE_CHECKING:
     from pytest_ragproof.judges import JudgeSettings
+    from pytest_ragproof.results.recorded import RecordedConfig
 
 
 def config_record(cfg: RunConfig) -> dict[str, Any]:
@@ -76,57 +79,80 @@ def _judges_record(judges: JudgeSettings) -> dict[str, Any]:
     return out
 
 
-def config_from_record(record: dict[str, Any], base: Path) -> RunConfig:
+def config_from_record(
+    record: Mapping[str, Any], base: Path, name: str = "the results file"
+) -> RunConfig:
     """The RunConfig a results file recorded; the baseline path is resolved against ``base``.
 
     Raises ConfigError (bad values, a baseline path that is not a results file) like the
-    options of a run would.
+    options of a run would; one naming ``name`` and the field when a field is missing or
+    of the wrong type (:func:`recorded`).
     """
     from pytest_ragproof.verdict.baseline import baseline_settings
 
-    b = record.get("baseline")
+    r = recorded(record, name)
+    b = r.baseline
     baseline = (
         None
         if b is None
         else baseline_settings(
-            (base / str(b["path"])).resolve(),
-            shown=str(b["path"]),
-            update=bool(b["update"]),
-            tolerances=tuple(b["tolerances"]),
-            alpha=b["alpha"],
-            allow_dataset_change=bool(b["allow_dataset_change"]),
-            fail_on_case_regression=bool(b["fail_on_case_regression"]),
+            (base / b.path).resolve(),
+            shown=b.path,
+            update=b.update,
+            tolerances=tuple(b.tolerances),
+            alpha=b.alpha,
+            allow_dataset_change=b.allow_dataset_change,
+            fail_on_case_regression=b.fail_on_case_regression,
         )
     )
-    j = record.get("judges")
+    j = r.judges
     return make_config(
-        pipeline_fixture=str(record["pipeline_fixture"]),
-        k=[int(v) for v in record["k"]],
-        source_match=str(record["source_match"]),
-        kinds=list(record["kinds"]),
-        splits=list(record["splits"]),
-        tags=list(record["tags"]),
-        xfail_tags=list(record["xfail_tags"]),
-        case_thresholds=list(record["case_thresholds"]),
-        aggregate_thresholds=list(record["aggregate_thresholds"]),
-        timeout=record["timeout"],
-        injection_delivery=str(record["injection_delivery"]),
-        abstain_language=str(record["abstain_language"]),
-        abstain_patterns=list(record["abstain_patterns"]),
-        redact=bool(record["redact"]),
-        worst=int(record["worst"]),
-        components=bool(record["components"]),
-        # Absent from the files of earlier versions, which merged runs of one call per case.
-        repeat=int(record.get("repeat", 1)),
-        min_pass_rate=record.get("min_pass_rate", 1.0),
+        pipeline_fixture=r.pipeline_fixture,
+        k=list(r.k),
+        source_match=r.source_match,
+        kinds=list(r.kinds),
+        splits=list(r.splits),
+        tags=list(r.tags),
+        xfail_tags=list(r.xfail_tags),
+        case_thresholds=list(r.case_thresholds),
+        aggregate_thresholds=list(r.aggregate_thresholds),
+        timeout=r.timeout,
+        injection_delivery=r.injection_delivery,
+        abstain_language=r.abstain_language,
+        abstain_patterns=list(r.abstain_patterns),
+        redact=r.redact,
+        worst=r.worst,
+        components=r.components,
+        repeat=r.repeat,
+        min_pass_rate=r.min_pass_rate,
         baseline=baseline,
-        judges=[] if j is None else list(j["judges"]),
-        judge_model=None if j is None else str(j["model"]),
-        judge_concurrency=defaults.JUDGE_CONCURRENCY if j is None else int(j["concurrency"]),
-        judge_budget_usd=None if j is None else j["budget_usd"],
-        judge_max_calls=None if j is None else j["max_calls"],
-        judge_dry_run=False if j is None else bool(j["dry_run"]),
-        judge_response_format="auto" if j is None else str(j["response_format"]),
-        judge_max_tokens=None if j is None else j.get("max_tokens"),
-        judge_instructions="system" if j is None else str(j.get("instructions", "system")),
+        judges=[] if j is None else list(j.judges),
+        judge_model=None if j is None else j.model,
+        judge_concurrency=defaults.JUDGE_CONCURRENCY if j is None else j.concurrency,
+        judge_budget_usd=None if j is None else j.budget_usd,
+        judge_max_calls=None if j is None else j.max_calls,
+        judge_dry_run=False if j is None else j.dry_run,
+        judge_response_format="auto" if j is None else j.response_format,
+        judge_max_tokens=None if j is None else j.max_tokens,
+        judge_instructions="system" if j is None else j.instructions,
     )
+
+
+def recorded(record: Mapping[str, Any], name: str = "the results file") -> RecordedConfig:
+    """``run.config`` as its typed model; ConfigError naming ``name`` (the file) and the
+    field that is missing or of the wrong type (a file edited by hand: a run writes every
+    field)."""
+    from pydantic import ValidationError
+
+    from pytest_ragproof.results.recorded import RecordedConfig
+
+    try:
+        return RecordedConfig.model_validate(record)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        field = ".".join(str(part) for part in err["loc"])
+        problem = "missing" if err["type"] == "missing" else err["msg"].rstrip(".")
+        raise ConfigError(
+            f"{name}: field run.config.{field}: {problem}; the file was edited: use the file "
+            "pytest-ragproof wrote"
+        ) from None
