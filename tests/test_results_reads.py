@@ -72,12 +72,22 @@ _BUILT = (
     "report hands it the cases of the parsed document it draws"
 )
 _MEASURED = "the figures judges.agreement.measure returns (value, cut, confusion), not results data"
+_LABELLED = (
+    "a line of a labelled JSONL file or of a --labels file (judge-check's input), not results data"
+)
 _TALLY = "its own per-question-type tally (score, n), not results data"
 
 #: Lines that keep a string-key read, by file and stripped text, each with its reason.
 _PAGE = "the HTML page's own data (its grouped cases, a judge view), not results data"
 
 ALLOWED: dict[str, dict[str, str]] = {
+    "judges/labelled.py": {
+        'item_id = record["id"]': _LABELLED,
+        'labels = _labels(record["labels"], where)': _LABELLED,
+        'contexts=_contexts(record["contexts"], where),': _LABELLED,
+        'if not isinstance(record["id"], str) or record["id"] in out:': _LABELLED,
+        'out[record["id"]] = (_labels(record["labels"], where), where)': _LABELLED,
+    },
     "labels/cases.py": {
         'context = entry.get("context")': _DETAILS,
         'claim=str(entry.get("claim") or ""),': _DETAILS,
@@ -201,7 +211,6 @@ NOT_CONVERTED: dict[str, int] = {
     "verdict/merge_checks.py": 52,
     "verdict/merge_gates.py": 17,
     "verdict/recorded.py": 36,
-    "judges/labelled.py": 22,
     "commands/report.py": 2,
     "commands/judge_check.py": 57,
     "commands/judge_check_labels.py": 59,
