@@ -24,6 +24,7 @@ from pytest_ragproof.errors import UsageError
 
 if TYPE_CHECKING:
     from pytest_ragproof.labels import AgreementReport
+    from pytest_ragproof.results.models import Results
 
 Columns = tuple[tuple[str, str], ...]
 BINARY_COLUMNS: Columns = (
@@ -39,7 +40,7 @@ STATISTICS = {"cohen_kappa": "Cohen's κ", "krippendorff_alpha": "Krippendorff's
 def run(args: argparse.Namespace) -> int:
     from pytest_ragproof.errors import ConfigError, DatasetError
     from pytest_ragproof.labels import LABELLED_METRICS, agreement, read_labels
-    from pytest_ragproof.results.document import read_results
+    from pytest_ragproof.results.document import read_model
 
     results_path, labels_path = Path(args.labelled), Path(args.labels)
     if args.metric is not None and args.metric not in LABELLED_METRICS:
@@ -48,9 +49,9 @@ def run(args: argparse.Namespace) -> int:
             f"choose from {', '.join(LABELLED_METRICS)}"
         )
     try:
-        results = read_results(results_path)
+        results = read_model(results_path)
         labels = read_labels(labels_path)
-        pipelines = {str(c.get("pipeline")) for c in results.get("cases") or []}
+        pipelines = {c.pipeline for c in results.cases}
         if args.pipeline is not None and args.pipeline not in pipelines:
             raise ConfigError(
                 f"--pipeline: no case of pipeline '{args.pipeline}' in {results_path} "
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _document(
-    args: argparse.Namespace, results: dict[str, Any], report: AgreementReport
+    args: argparse.Namespace, results: Results, report: AgreementReport
 ) -> dict[str, Any]:
     from pytest_ragproof.judges.calibrate import REPORT_FORMAT
 
@@ -103,12 +104,11 @@ def _document(
         source["pipeline"] = args.pipeline
     if args.metric:
         source["metric"] = args.metric
-    settings = results.get("settings") or {}
     document: dict[str, Any] = {
         "format": REPORT_FORMAT,
         "against": "people",
         "source": source,
-        "judge_model": settings.get("judge_model"),
+        "judge_model": results.settings.judge_model,
         **report.to_dict(),
     }
     if args.min_kappa is not None:
