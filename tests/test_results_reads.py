@@ -46,6 +46,8 @@ CHECKED: tuple[str, ...] = (
     "commands/history.py",
     "commands/judge_check.py",
     "commands/judge_check_labels.py",
+    # commands/judge_check_text.py is not listed: it prints a judge-check report (the
+    # ragproof.judge-check/1 document the command builds and writes), never a results one.
 )
 
 _VIEW = (
@@ -75,12 +77,26 @@ _MEASURED = "the figures judges.agreement.measure returns (value, cut, confusion
 _LABELLED = (
     "a line of a labelled JSONL file or of a --labels file (judge-check's input), not results data"
 )
+_JUDGE_CHECK = "the judge-check report the command builds and writes (--json), not results data"
 _TALLY = "its own per-question-type tally (score, n), not results data"
 
 #: Lines that keep a string-key read, by file and stripped text, each with its reason.
 _PAGE = "the HTML page's own data (its grouped cases, a judge view), not results data"
 
 ALLOWED: dict[str, dict[str, str]] = {
+    "commands/judge_check.py": {
+        'if isinstance(data, dict) and data.get("format") == REPORT_FORMAT:': (
+            "tells the command's own earlier --json output from any other file it must not replace"
+        ),
+        'passed, line = kappa_gate(document["figures"], document.get("confusion"), floor)': (
+            _JUDGE_CHECK
+        ),
+    },
+    "commands/judge_check_labels.py": {
+        'gate = document.get("min_kappa")': _JUDGE_CHECK,
+        'for line in gate["lines"]:': _JUDGE_CHECK,
+        'if not gate["passed"]:': _JUDGE_CHECK,
+    },
     "judges/labelled.py": {
         'item_id = record["id"]': _LABELLED,
         'labels = _labels(record["labels"], where)': _LABELLED,
@@ -212,8 +228,6 @@ NOT_CONVERTED: dict[str, int] = {
     "verdict/merge_gates.py": 17,
     "verdict/recorded.py": 36,
     "commands/report.py": 2,
-    "commands/judge_check.py": 57,
-    "commands/judge_check_labels.py": 55,
 }
 
 #: TEMPORARY: the HTML report's and the review app's string-key reads left after the

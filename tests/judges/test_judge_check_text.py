@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pytest_ragproof.commands.judge_check import render
+from pytest_ragproof.commands.judge_check_text import render
 
 DOCUMENT: dict[str, Any] = {
     "format": "ragproof.judge-check/1",
