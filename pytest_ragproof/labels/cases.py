@@ -54,10 +54,14 @@ MetricKind = Literal["binary", "graded"]
 
 def as_case(case: Case | Mapping[str, Any]) -> Case:
     """``case`` as the typed :class:`~pytest_ragproof.results.models.Case` (a parsed case
-    entry, as the review app and tests hold it, is read through the model)."""
+    entry, as the review app and tests hold it, is read through the model; one that does
+    not fit it is a ConfigError naming the case and field, as a document's would be)."""
     from pytest_ragproof.results.models import Case
+    from pytest_ragproof.results.schema import results_model
 
-    return case if isinstance(case, Case) else Case.model_validate(case)
+    if isinstance(case, Case):
+        return case
+    return results_model({"cases": [case]}, "the case entry").cases[0]
 
 
 def as_results(results: Results | Mapping[str, Any]) -> Results:
