@@ -5,8 +5,7 @@ Outside ``results/``, a read of results data by string key (``doc.get("cases")``
 document: renderers, the review app, history rows, merge and baselines, labels, the
 commands that read results, ``evaluate()``'s ``Results``), from the source's syntax tree:
 a subscript by a string constant, or a ``.get`` call whose first argument is one. A file
-may keep only the lines :data:`ALLOWED` lists, each with its reason, plus the temporary
-counts of :data:`NOT_CONVERTED` and :data:`JINJA_KIT` (to be tightened, then removed).
+may keep only the lines :data:`ALLOWED` lists, each with its reason.
 """
 
 from __future__ import annotations
@@ -38,13 +37,16 @@ CHECKED: tuple[str, ...] = (
     "labels/cases.py",
     "labels/state.py",
     "labels/agreement.py",
-    "labels/people.py",
+    # labels/people.py is not listed: it reads labels and agreement figures, never a
+    # results document (its string keys are its own PEOPLE_UNDEFINED and binary_figures').
     "judges/labelled.py",
     "commands/report.py",
     "commands/merge.py",
     "commands/history.py",
     "commands/judge_check.py",
     "commands/judge_check_labels.py",
+    # commands/judge_check_text.py is not listed: it prints a judge-check report (the
+    # ragproof.judge-check/1 document the command builds and writes), never a results one.
 )
 
 _VIEW = (
@@ -82,11 +84,69 @@ _MERGED = (
     "(an integer metric stays one); the checks and the verdict read the model"
 )
 _PYDANTIC = "a pydantic error of the record's validation, not results data"
+_BUILT = (
+    "the writer's case records while verdict/results.py builds the document (components are "
+    "scored before it is written, in the pytest run, where pydantic is not loaded); the HTML "
+    "report hands it the cases of the parsed document it draws"
+)
+_MEASURED = "the figures judges.agreement.measure returns (value, cut, confusion), not results data"
+_LABELLED = (
+    "a line of a labelled JSONL file or of a --labels file (judge-check's input), not results data"
+)
+_JUDGE_CHECK = "the judge-check report the command builds and writes (--json), not results data"
+_TALLY = "its own per-question-type tally (score, n), not results data"
 
 #: Lines that keep a string-key read, by file and stripped text, each with its reason.
 _PAGE = "the HTML page's own data (its grouped cases, a judge view), not results data"
 
 ALLOWED: dict[str, dict[str, str]] = {
+    "commands/judge_check.py": {
+        'if isinstance(data, dict) and data.get("format") == REPORT_FORMAT:': (
+            "tells the command's own earlier --json output from any other file it must not replace"
+        ),
+        'passed, line = kappa_gate(document["figures"], document.get("confusion"), floor)': (
+            _JUDGE_CHECK
+        ),
+    },
+    "commands/judge_check_labels.py": {
+        'gate = document.get("min_kappa")': _JUDGE_CHECK,
+        'for line in gate["lines"]:': _JUDGE_CHECK,
+        'if not gate["passed"]:': _JUDGE_CHECK,
+    },
+    "judges/labelled.py": {
+        'item_id = record["id"]': _LABELLED,
+        'labels = _labels(record["labels"], where)': _LABELLED,
+        'contexts=_contexts(record["contexts"], where),': _LABELLED,
+        'if not isinstance(record["id"], str) or record["id"] in out:': _LABELLED,
+        'out[record["id"]] = (_labels(record["labels"], where), where)': _LABELLED,
+    },
+    "labels/cases.py": {
+        'context = entry.get("context")': _DETAILS,
+        'claim=str(entry.get("claim") or ""),': _DETAILS,
+        'verdict=str(entry.get("verdict") or ""),': _DETAILS,
+    },
+    "labels/agreement.py": {
+        'return None if entry is None else entry["value"]': _MEASURED,
+        'cut=found.get("cut"),': _MEASURED,
+        'confusion=found.get("confusion"),': _MEASURED,
+        'figures=found["figures"],': _MEASURED,
+    },
+    "reporting/_correctness.py": {
+        'if case.get("status") == "error":': _BUILT,
+        'if case.get("kind") == "unanswerable":': _BUILT,
+        'value: float | None = 1.0 if case.get("status") == "passed" else 0.0': _BUILT,
+        'value = (case.get("metrics") or {}).get(CORRECTNESS)': _BUILT,
+        'reason = (case.get("not_judged") or {}).get(CORRECTNESS, "no reason recorded")': _BUILT,
+        'n = sum(t["n"] for t in by_type.values())': _TALLY,
+        'score = sum(t["score"] for t in by_type.values()) / len(by_type) if by_type else None': (
+            _TALLY
+        ),
+        'pipeline = str(case.get("pipeline", ""))': _BUILT,
+        'qtype = str(case.get("question_type") or "simple")': _BUILT,
+        'kind = case.get("kind")': _BUILT,
+        'mine["router"].add(qtype, OUT_OF_SCOPE, case)': "its own tallies by component",
+        'mine["knowledge_base"].add(qtype, qtype, case)': "its own tallies by component",
+    },
     "reporting/components.py": {
         'kb = mine["knowledge_base"]': "the pipeline's own tallies by component, not results data",
     },
@@ -355,26 +415,6 @@ ALLOWED: dict[str, dict[str, str]] = {
     },
 }
 
-#: TEMPORARY: readers not converted yet, with their count of string-key reads today.
-#: Lower a count when a file is converted; a file at 0 leaves this table.
-NOT_CONVERTED: dict[str, int] = {
-    "reporting/_correctness.py": 12,
-    "labels/cases.py": 24,
-    "labels/state.py": 4,
-    "labels/agreement.py": 10,
-    "labels/people.py": 5,
-    "judges/labelled.py": 22,
-    "commands/judge_check.py": 57,
-    "commands/judge_check_labels.py": 59,
-}
-
-#: TEMPORARY: the HTML report's and the review app's string-key reads left after the
-#: Jinja2 conversion (jinja-kit, issue 36.3), exact like NOT_CONVERTED's. Empty: both
-#: read the typed model; what they still read by key (dataset records, forms, headers,
-#: judge details, the parsed entries labels/ reads) is in ALLOWED with its reason.
-JINJA_KIT: dict[str, int] = {}
-
-
 def key_reads(source: str) -> list[int]:
     """The line of each read by string key in ``source``: ``x["k"]`` or ``x.get("k", …)``."""
     lines = []
@@ -433,24 +473,18 @@ def test_every_checked_pattern_names_files() -> None:
 @pytest.mark.parametrize("name", checked_files())
 def test_a_reader_reads_the_typed_model(name: str) -> None:
     reads = unlisted_reads(name)
-    allowance = NOT_CONVERTED.get(name, 0) + JINJA_KIT.get(name, 0)
-    assert len(reads) <= allowance, (
-        f"{len(reads)} string-key read(s) of results data in {name} (allowed {allowance}): "
+    assert not reads, (
+        f"{len(reads)} string-key read(s) of results data in {name}: "
         "read the typed model (pytest_ragproof.results.models), or list the line in "
         "ALLOWED with its reason:\n" + "\n".join(reads)
     )
 
 
 def test_the_allowances_are_current() -> None:
-    """Each ALLOWED line still exists, and a NOT_CONVERTED count is the file's reads (lower
-    it when a file is converted; JINJA_KIT's counts too)."""
+    """Each ALLOWED line still exists in its file (a line that went leaves the table)."""
     files = set(checked_files())
     for name, lines in ALLOWED.items():
+        assert name in files, f"{name} is in ALLOWED but not a checked reader"
         text = {line.strip() for line in (PACKAGE / name).read_text().splitlines()}
         assert set(lines) <= text, (name, set(lines) - text)
-    for name, count in NOT_CONVERTED.items():
-        assert name in files, name
-        assert len(unlisted_reads(name)) == count, f"{name}: set its allowance to the count"
-    assert set(JINJA_KIT) <= files
-    for name, count in JINJA_KIT.items():
-        assert len(unlisted_reads(name)) == count, f"{name}: set its allowance to the count"
+

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof import defaults
+from pytest_ragproof.commands.judge_check_text import problems, render
 from pytest_ragproof.errors import UsageError
 
 if TYPE_CHECKING:
@@ -30,19 +31,6 @@ if TYPE_CHECKING:
 
 DEFAULT_JSON = "judge-check.json"
 DEFAULT_METRIC = "faithfulness"
-
-_LABELS = {
-    "accuracy": "accuracy",
-    "precision": "precision",
-    "recall": "recall",
-    "f1": "F1",
-    "kappa": "Cohen's κ",
-    "precision_0": "precision (label 0)",
-    "recall_0": "recall (label 0)",
-    "f1_0": "F1 (label 0)",
-    "spearman": "Spearman ρ",
-    "kendall_tau_b": "Kendall τ-b",
-}
 
 
 def _number(kind: type[float] | type[int], low: float, high: float | None = None) -> Any:
@@ -298,11 +286,11 @@ def run(args: argparse.Namespace) -> int:
     write_atomic(Path(args.json), json.dumps(document, indent=2, ensure_ascii=False) + "\n")
     sys.stdout.write(render(document))
     print(f"figures written to {args.json}", file=sys.stderr)
-    for line in _problems(document):
+    for line in problems(document):
         print(f"ragproof judge-check: {line}", file=sys.stderr)
     if verdict is not None:
         print(f"ragproof judge-check: {verdict}", file=sys.stderr)
-    return code if not _problems(document) else 1
+    return code if not problems(document) else 1
 
 
 def _load(args: argparse.Namespace) -> tuple[dict[str, Any], list[LabelledItem], str]:
@@ -330,20 +318,6 @@ def _load(args: argparse.Namespace) -> tuple[dict[str, Any], list[LabelledItem],
     return {"labelled": str(path)}, L.load_labelled(path, args.metric), "en"
 
 
-def _problems(document: dict[str, Any]) -> list[str]:
-    items = document["items"]
-    out = []
-    if items["errors"]:
-        out.append(
-            f"{len(items['errors'])} item(s) could not be judged (judge call failed): "
-            f"{', '.join(items['errors'])}; the figures leave them out, so the command fails "
-            "(rerun: answered calls are cached)"
-        )
-    if not items["measured"]:
-        out.append("no item was measured: there is no agreement to report")
-    return out
-
-
 def _verdict(document: dict[str, Any], floor: float | None) -> tuple[str | None, int]:
     if floor is None:
         return None, 0
@@ -351,89 +325,3 @@ def _verdict(document: dict[str, Any], floor: float | None) -> tuple[str | None,
 
     passed, line = kappa_gate(document["figures"], document.get("confusion"), floor)
     return f"--min-kappa {floor}: {line}", 0 if passed else 1
-
-
-def _fmt(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3f}"
-
-
-def render(document: dict[str, Any]) -> str:
-    """The table ``ragproof judge-check`` prints (ids and numbers only, never item text)."""
-    from tabulate import tabulate
-
-    items = document["items"]
-    source = document["source"]
-    shown = source.get("labelled") or source.get("results") or source.get("halueval")
-    lines = [
-        f"judge-check: {document['metric']} by {document['judge_model']} on "
-        f"{items['labelled']} labelled item(s) from {shown} ({document['labels']} labels)",
-    ]
-    counts = [f"measured {items['measured']}"]
-    if items["not_judged"]:
-        by_reason: dict[str, list[str]] = {}
-        for item_id, reason in items["not_judged"].items():
-            by_reason.setdefault(reason, []).append(item_id)
-        counts.append(
-            "not judged "
-            + "; ".join(
-                f"{len(ids)} {reason} ({', '.join(ids)})" for reason, ids in by_reason.items()
-            )
-        )
-    if items["errors"]:
-        counts.append(
-            f"errors {len(items['errors'])} ("
-            + ", ".join(f"{i}: {e.get('step')} {e.get('type')}" for i, e in items["errors"].items())
-            + ")"
-        )
-    if items["unlabelled"]:
-        counts.append(f"{items['unlabelled']} without a {document['metric']} label skipped")
-    lines.append("; ".join(counts))
-    if "cut" in document:
-        c = document["confusion"]
-        lines.append(
-            f"a score >= {document['cut']} counts as 1; judge vs labels: "
-            f"{c['tp']} true 1, {c['fp']} false 1, {c['fn']} false 0, {c['tn']} true 0"
-        )
-    rows = []
-    for name, figure in document["figures"].items():
-        ci = figure.get("ci95")
-        value = (
-            _fmt(figure["value"])
-            if figure["value"] is not None
-            else (f"undefined ({figure['undefined']})")
-        )
-        rows.append([_LABELS[name], value, "—" if ci is None else f"[{ci[0]:.3f}, {ci[1]:.3f}]"])
-    if rows:
-        boot = document["bootstrap"]
-        lines.append(
-            tabulate(
-                rows,
-                headers=["figure", "value", "95% CI"],
-                tablefmt="simple",
-                disable_numparse=True,
-            )
-        )
-        lines.append(
-            f"intervals: percentile bootstrap, {boot['resamples']} resamples, seed {boot['seed']}"
-        )
-    published = document.get("published")
-    if published:
-        lines.append(
-            f"published: {published['source']}: precision {published['precision']}, recall "
-            f"{published['recall']}, F1 {published['f1']}, with hallucinated answers as the "
-            "positive class: compare with the label 0 rows"
-        )
-    usage = document["usage"]
-    cost = "cost unknown" if usage["cost_usd"] is None else f"${usage['cost_usd']:.4f}"
-    failures: dict[str, int] = usage.get("failures") or {}
-    failed = ""
-    if failures:
-        kinds = ", ".join(f"{n} {kind}" for kind, n in failures.items())
-        failed = f", {sum(failures.values())} failed ({kinds})"
-    lines.append(
-        f"judge calls: {usage['calls']}{failed}, {usage['cached']} cached, "
-        f"{usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion tokens, {cost}"
-    )
-    if usage.get("response_format"):
-        lines.append(f"judge response format: {usage['response_format']}")
-    return "\n".join(lines) + "\n"

@@ -20,26 +20,18 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_ragproof.commands.judge_check_text import render_people
 from pytest_ragproof.errors import UsageError
 
 if TYPE_CHECKING:
     from pytest_ragproof.labels import AgreementReport
-
-Columns = tuple[tuple[str, str], ...]
-BINARY_COLUMNS: Columns = (
-    ("accuracy", "accuracy"),
-    ("precision", "precision"),
-    ("recall", "recall"),
-    ("kappa", "Cohen's κ"),
-)
-GRADED_COLUMNS: Columns = (("spearman", "Spearman ρ"), ("kendall_tau_b", "Kendall τ-b"))
-STATISTICS = {"cohen_kappa": "Cohen's κ", "krippendorff_alpha": "Krippendorff's α"}
+    from pytest_ragproof.results.models import Results
 
 
 def run(args: argparse.Namespace) -> int:
     from pytest_ragproof.errors import ConfigError, DatasetError
     from pytest_ragproof.labels import LABELLED_METRICS, agreement, read_labels
-    from pytest_ragproof.results.document import read_results
+    from pytest_ragproof.results.document import read_model
 
     results_path, labels_path = Path(args.labelled), Path(args.labels)
     if args.metric is not None and args.metric not in LABELLED_METRICS:
@@ -48,9 +40,9 @@ def run(args: argparse.Namespace) -> int:
             f"choose from {', '.join(LABELLED_METRICS)}"
         )
     try:
-        results = read_results(results_path)
+        results = read_model(results_path)
         labels = read_labels(labels_path)
-        pipelines = {str(c.get("pipeline")) for c in results.get("cases") or []}
+        pipelines = {c.pipeline for c in results.cases}
         if args.pipeline is not None and args.pipeline not in pipelines:
             raise ConfigError(
                 f"--pipeline: no case of pipeline '{args.pipeline}' in {results_path} "
@@ -74,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     from pytest_ragproof.fileio import write_atomic
 
     write_atomic(Path(args.json), json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-    sys.stdout.write(render(document))
+    sys.stdout.write(render_people(document))
     print(f"figures written to {args.json}", file=sys.stderr)
     code = 0
     if not any(m.judge.measured for m in report.metrics):
@@ -94,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _document(
-    args: argparse.Namespace, results: dict[str, Any], report: AgreementReport
+    args: argparse.Namespace, results: Results, report: AgreementReport
 ) -> dict[str, Any]:
     from pytest_ragproof.judges.calibrate import REPORT_FORMAT
 
@@ -103,12 +95,11 @@ def _document(
         source["pipeline"] = args.pipeline
     if args.metric:
         source["metric"] = args.metric
-    settings = results.get("settings") or {}
     document: dict[str, Any] = {
         "format": REPORT_FORMAT,
         "against": "people",
         "source": source,
-        "judge_model": settings.get("judge_model"),
+        "judge_model": results.settings.judge_model,
         **report.to_dict(),
     }
     if args.min_kappa is not None:
@@ -137,125 +128,3 @@ def _gate(report: AgreementReport, floor: float) -> dict[str, Any]:
         passed = passed and met
         lines.append(head + line)
     return {"floor": floor, "passed": passed, "lines": lines}
-
-
-def _fmt(value: float | None) -> str:
-    return "—" if value is None else f"{value:.3f}"
-
-
-def _cell(figures: dict[str, dict[str, Any]], name: str) -> str:
-    entry = figures.get(name)
-    if entry is None or entry["value"] is None:
-        return "undefined" if entry is not None else "—"
-    ci = entry.get("ci95")
-    return _fmt(entry["value"]) + ("" if ci is None else f" [{ci[0]:.3f}, {ci[1]:.3f}]")
-
-
-def _row(name: str, figures: dict[str, Any], columns: Columns) -> list[str]:
-    return [name, str(figures["measured"]), *(_cell(figures["figures"], c) for c, _ in columns)]
-
-
-def _count(n: int, what: str) -> str:
-    return f"{n} {what}" + ("" if n == 1 else "s")
-
-
-def render(document: dict[str, Any]) -> str:
-    """What the command prints: ids, names and numbers only, never a label's note."""
-    from tabulate import tabulate
-
-    from pytest_ragproof.labels import STALE_REASONS
-
-    counts = document["labels"]
-    source = document["source"]
-    model = document.get("judge_model") or "an unrecorded model"
-    people = _count(len(counts["reviewers"]), "reviewer")
-    lines = [
-        f"judge-check: the judges of {source['results']} ({model}) against "
-        f"{_count(counts['fresh'], 'fresh label')} by {people} from {source['labels']}; "
-        "no judge was called",
-    ]
-    left_out = [
-        f"{n} stale ({STALE_REASONS[reason]})" for reason, n in sorted(counts["stale"].items())
-    ]
-    if counts["unmatched"]:
-        left_out.append(f"{counts['unmatched']} of cases not in these results")
-    if left_out:
-        lines.append("left out: " + "; ".join(left_out))
-    if counts["withdrawn"]:
-        lines.append(f"withdrawn by their reviewer: {counts['withdrawn']}")
-    for metric, entry in document["metrics"].items():
-        overall = entry["all"]
-        if overall["labels"] == "binary":
-            columns = BINARY_COLUMNS
-            head = f"{metric}: 0/1 labels; a judge score >= {document['cut']} counts as 1"
-        else:
-            columns = GRADED_COLUMNS
-            head = f"{metric}: graded labels"
-        if overall["not_judged"]:
-            shown = ", ".join(
-                f"{reason} {n}" for reason, n in sorted(overall["not_judged"].items())
-            )
-            head += f"; {_count(sum(overall['not_judged'].values()), 'label')} without a judge "
-            head += f"score ({shown})"
-        lines += ["", head]
-        rows = [_row("all reviewers", overall, columns)]
-        rows += [_row(name, f, columns) for name, f in entry["by_reviewer"].items()]
-        lines.append(
-            tabulate(
-                rows,
-                headers=["reviewer", "items", *(label for _, label in columns)],
-                tablefmt="simple",
-                disable_numparse=True,
-            )
-        )
-        people = entry["people"]
-        if people["statistic"] is None:
-            lines.append(f"between people: {people['undefined']}")
-        else:
-            stat = STATISTICS[people["statistic"]]
-            if people["statistic"] == "krippendorff_alpha":
-                stat += f" ({people['level']})"
-            value = (
-                f"= {people['value']:.3f}"
-                if people["value"] is not None
-                else f"undefined ({people['undefined']})"
-            )
-            lines.append(
-                f"between people: {stat} {value} among {', '.join(people['reviewers'])} on "
-                f"{_count(people['shared_items'], 'item')} labelled by two or more"
-            )
-        claims = entry.get("claims")
-        if claims:
-            lines.append(
-                f"claims: {claims['given']} verdict(s) given: {claims['agree']} agree with the "
-                f"judge, {claims['overruled']} overrule it, {claims['missing']} not in its list"
-            )
-    boot = document["bootstrap"]
-    if document["metrics"]:
-        lines += [
-            "",
-            f"intervals: percentile bootstrap, {boot['resamples']} resamples, seed {boot['seed']}"
-            "; all reviewers: every label is one item",
-        ]
-    found = document["disagreements"]
-    lines += ["", f"disagreements: {len(found)}"]
-    if found:
-        lines.append(
-            tabulate(
-                [
-                    [
-                        d["case_id"],
-                        d["pipeline"],
-                        d["metric"],
-                        _fmt(d["judge_score"]),
-                        _fmt(d["verdict"]),
-                        d["reviewer"],
-                    ]
-                    for d in found
-                ],
-                headers=["case", "pipeline", "metric", "judge", "human", "reviewer"],
-                tablefmt="simple",
-                disable_numparse=True,
-            )
-        )
-    return "\n".join(lines) + "\n"

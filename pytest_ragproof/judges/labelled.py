@@ -17,10 +17,13 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragproof.errors import ConfigError, DatasetError
 from pytest_ragproof.judges import JUDGE_KINDS, JUDGES, judge_of, metrics_of
+
+if TYPE_CHECKING:
+    from pytest_ragproof.results.models import Case
 
 FIELDS = ("id", "question", "answer", "contexts", "reference", "payload", "labels")
 _REQUIRED = ("id", "question", "answer", "contexts", "labels")
@@ -211,40 +214,38 @@ def load_results(
     results_path: Path, labels_path: Path, metric: str, *, pipeline: str | None = None
 ) -> tuple[list[LabelledItem], str]:
     """The labelled cases of a results file, and its abstain language."""
-    from pytest_ragproof.results.document import read_results
+    from pytest_ragproof.results.document import read_model
 
     judge = check_metric(metric)
-    results = read_results(results_path)
-    if results.get("redacted"):
+    results = read_model(results_path)
+    if results.redacted:
         raise ConfigError(
             f"{results_path} was written with --ragproof-redact: it keeps no question, answer "
             "or context to judge; calibrate on the results of a run without it"
         )
     labels = _read_labels(labels_path)
-    cases: dict[str, dict[str, Any]] = {}
-    for case in results.get("cases") or []:
-        if not isinstance(case, dict) or (
-            pipeline is not None and case.get("pipeline") != pipeline
-        ):
+    cases: dict[str, Case] = {}
+    for case in results.cases:
+        if pipeline is not None and case.pipeline != pipeline:
             continue
-        cid = str(case.get("id"))
+        cid = case.id
         if cid in cases and cid in labels:
             raise ConfigError(
                 f"{results_path}: case id '{cid}' appears more than once (pipelines "
-                f"'{cases[cid].get('pipeline')}' and '{case.get('pipeline')}'); "
+                f"'{cases[cid].pipeline}' and '{case.pipeline}'); "
                 "choose one with --pipeline"
             )
         cases[cid] = case
     items: list[LabelledItem] = []
     for cid, (labelled, where) in labels.items():
-        case = cases.get(cid)
-        if case is None:
+        found = cases.get(cid)
+        if found is None:
             raise DatasetError(
                 f"case id '{cid}' is not in {results_path}"
                 + (f" (pipeline '{pipeline}')" if pipeline else ""),
                 source=where,
             )
-        kind = str(case.get("kind"))
+        kind = found.kind
         if metric in labelled and kind not in JUDGE_KINDS[judge]:
             raise DatasetError(
                 f"case '{cid}' is a {kind} case; the {judge} judge judges "
@@ -252,21 +253,19 @@ def load_results(
                 source=where,
                 hint="remove its label",
             )
-        contexts = case.get("contexts")
         items.append(
             LabelledItem(
                 id=cid,
                 kind=kind,
-                question=case.get("question") or "",
-                answer=case.get("answer"),
+                question=found.question or "",
+                answer=found.answer,
                 contexts=None
-                if contexts is None
-                else tuple(str(c.get("text") or "") for c in contexts if isinstance(c, dict)),
+                if found.contexts is None
+                else tuple(c.text or "" for c in found.contexts),
                 labels=labelled,
-                reference=case.get("expected_answer"),
-                payload=case.get("adversarial_payload"),
+                reference=found.expected_answer,
+                payload=found.adversarial_payload,
                 where=where,
             )
         )
-    settings = results.get("settings") or {}
-    return items, str(settings.get("abstain_language") or "en")
+    return items, results.settings.abstain_language or "en"

@@ -28,13 +28,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pytest_ragproof.labels.cases import judged_claims
+from pytest_ragproof.labels.cases import as_results, judged_claims
 from pytest_ragproof.labels.model import LABELLED_METRICS, Label
 from pytest_ragproof.labels.people import LabelKind, PeopleAgreement, label_kind, people_of
-from pytest_ragproof.labels.state import current_labels
+from pytest_ragproof.labels.state import case_index, current_labels
 from pytest_ragproof.numeric import is_binary
+
+if TYPE_CHECKING:
+    from pytest_ragproof.results.models import Case, Results
 
 __all__ = [
     "AgreementReport",
@@ -234,7 +237,7 @@ def _judge_figures(
     )
 
 
-def _claim_figures(pairs: Sequence[_Pair], cases: Mapping[tuple[str, str], Any]) -> ClaimFigures:
+def _claim_figures(pairs: Sequence[_Pair], cases: Mapping[tuple[str, str], Case]) -> ClaimFigures:
     given = agree = overruled = missing = 0
     for p in pairs:
         if not p.label.claims:
@@ -253,8 +256,14 @@ def _claim_figures(pairs: Sequence[_Pair], cases: Mapping[tuple[str, str], Any])
     return ClaimFigures(given, agree, overruled, missing)
 
 
+def _judge_failed(case: Case) -> bool:
+    """Did a judge step fail on the case (a ``judge_error`` entry that is not empty)?"""
+    error = case.judge_error
+    return error is not None and bool(error.model_dump(exclude_unset=True))
+
+
 def agreement(
-    results_document: Mapping[str, Any],
+    results_document: Results | Mapping[str, Any],
     labels: Iterable[Label],
     *,
     cut: float = 0.5,
@@ -262,19 +271,17 @@ def agreement(
     seed: int = 0,
 ) -> AgreementReport:
     """The judges of ``results_document`` against people's ``labels`` (see the module)."""
-    state = current_labels(list(labels), results_document)
-    cases: dict[tuple[str, str], Mapping[str, Any]] = {}
-    for case in results_document.get("cases") or []:
-        if isinstance(case, Mapping):
-            cases.setdefault((str(case.get("pipeline")), str(case.get("id"))), case)
+    results = as_results(results_document)
+    state = current_labels(list(labels), results)
+    cases = case_index(results)
     pairs_of: dict[str, list[_Pair]] = {}
     for label in state.fresh:
         case = cases[(label.pipeline, label.case_id)]
-        score = (case.get("metrics") or {}).get(label.metric)
+        score = case.metrics.get(label.metric)
         reason = None
         if score is None:
-            reason = (case.get("not_judged") or {}).get(label.metric) or (
-                "judge_error" if case.get("judge_error") else "not_judged"
+            reason = case.not_judged.get(label.metric) or (
+                "judge_error" if _judge_failed(case) else "not_judged"
             )
         pairs_of.setdefault(label.metric, []).append(
             _Pair(label, None if score is None else float(score), reason)

@@ -17,7 +17,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pytest_ragproof.errors import LabelError
 from pytest_ragproof.labels.model import (
@@ -29,9 +29,14 @@ from pytest_ragproof.labels.model import (
 )
 from pytest_ragproof.metrics.judged import JUDGE_SPECS
 
+if TYPE_CHECKING:
+    from pytest_ragproof.results.models import Case, Results
+
 __all__ = [
     "BINARY_METRICS",
     "JudgedClaim",
+    "as_case",
+    "as_results",
     "case_dataset_sha256",
     "case_digest",
     "find_case",
@@ -47,35 +52,53 @@ BINARY_METRICS = frozenset(s.name for s in JUDGE_SPECS if s.categories is not No
 MetricKind = Literal["binary", "graded"]
 
 
-def _judged_content(case: Mapping[str, Any]) -> dict[str, Any]:
-    contexts = case.get("contexts")
+def as_case(case: Case | Mapping[str, Any]) -> Case:
+    """``case`` as the typed :class:`~pytest_ragproof.results.models.Case` (a parsed case
+    entry, as the review app and tests hold it, is read through the model; one that does
+    not fit it is a ConfigError naming the case and field, as a document's would be)."""
+    from pytest_ragproof.results.models import Case
+    from pytest_ragproof.results.schema import results_model
+
+    if isinstance(case, Case):
+        return case
+    return results_model({"cases": [case]}, "the case entry").cases[0]
+
+
+def as_results(results: Results | Mapping[str, Any]) -> Results:
+    """``results`` as the typed :class:`~pytest_ragproof.results.models.Results`."""
+    from pytest_ragproof.results.schema import as_model
+
+    return as_model(results)
+
+
+def _judged_content(case: Case) -> dict[str, Any]:
     content: dict[str, Any] = {
-        "question": case.get("question"),
-        "answer": case.get("answer"),
+        "question": case.question,
+        "answer": case.answer,
         "contexts": None
-        if contexts is None
-        else [
-            {"id": c.get("id"), "text": c.get("text")} if isinstance(c, Mapping) else None
-            for c in contexts
-        ],
-        "reference": case.get("expected_answer"),
+        if case.contexts is None
+        else [{"id": c.id, "text": c.text} for c in case.contexts],
+        "reference": case.expected_answer,
     }
-    if case.get("kind") == "injection" and case.get("adversarial_payload") is not None:
-        content["payload"] = case.get("adversarial_payload")
+    if case.kind == "injection" and case.adversarial_payload is not None:
+        content["payload"] = case.adversarial_payload
     return content
 
 
-def case_digest(case_record: Mapping[str, Any]) -> str:
+def case_digest(case_record: Case | Mapping[str, Any]) -> str:
     """``sha256:<hex>`` of what the judges read for this case (see the module's text)."""
     text = json.dumps(
-        _judged_content(case_record), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        _judged_content(as_case(case_record)),
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
     )
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def judged_metrics(case_record: Mapping[str, Any]) -> list[tuple[str, MetricKind]]:
+def judged_metrics(case_record: Case | Mapping[str, Any]) -> list[tuple[str, MetricKind]]:
     """The judged metrics with a score on this case, in the judges' order, with their kind."""
-    metrics = case_record.get("metrics") or {}
+    metrics = as_case(case_record).metrics
     return [
         (name, "binary" if name in BINARY_METRICS else "graded")
         for name in LABELLED_METRICS
@@ -93,10 +116,10 @@ class JudgedClaim:
     context: int | None  # the 1-based rank of the context the judge said supports it
 
 
-def judged_claims(case_record: Mapping[str, Any], metric: str) -> list[JudgedClaim]:
+def judged_claims(case_record: Case | Mapping[str, Any], metric: str) -> list[JudgedClaim]:
     """The claims the judge of ``metric`` listed on this case (empty when it lists none)."""
     key = CLAIM_METRICS.get(metric)
-    judgement = (case_record.get("judgements") or {}).get(metric)
+    judgement = (as_case(case_record).judgements or {}).get(metric)
     if key is None or not isinstance(judgement, Mapping):
         return []
     out: list[JudgedClaim] = []
@@ -114,30 +137,28 @@ def judged_claims(case_record: Mapping[str, Any], metric: str) -> list[JudgedCla
     return out
 
 
-def case_dataset_sha256(results: Mapping[str, Any], case_record: Mapping[str, Any]) -> str | None:
+def case_dataset_sha256(
+    results: Results | Mapping[str, Any], case_record: Case | Mapping[str, Any]
+) -> str | None:
     """The sha256 of the dataset the case came from (``datasets[]`` by path), else None."""
-    for entry in results.get("datasets") or []:
-        if isinstance(entry, Mapping) and entry.get("path") == case_record.get("dataset"):
-            sha = entry.get("sha256")
-            return sha if isinstance(sha, str) else None
+    dataset = as_case(case_record).dataset
+    for entry in as_results(results).datasets:
+        if entry.path == dataset:
+            return entry.sha256 if "sha256" in entry.model_fields_set else None
     return None
 
 
-def find_case(results: Mapping[str, Any], case_id: str, pipeline: str) -> Mapping[str, Any] | None:
-    """The case record of ``case_id`` under ``pipeline`` in a results document, else None."""
-    for case in results.get("cases") or []:
-        if (
-            isinstance(case, Mapping)
-            and case.get("id") == case_id
-            and case.get("pipeline") == pipeline
-        ):
+def find_case(results: Results | Mapping[str, Any], case_id: str, pipeline: str) -> Case | None:
+    """The case entry of ``case_id`` under ``pipeline`` in a results document, else None."""
+    for case in as_results(results).cases:
+        if case.id == case_id and case.pipeline == pipeline:
             return case
     return None
 
 
 def label_for(
-    results: Mapping[str, Any],
-    case_record: Mapping[str, Any],
+    results: Results | Mapping[str, Any],
+    case_record: Case | Mapping[str, Any],
     metric: str,
     verdict: float | None,
     reviewer: str,
@@ -149,20 +170,21 @@ def label_for(
     """A new label of ``metric`` on a case shown from ``results``: its dataset's sha256,
     the case's digest and the current time (or ``time``) filled in. A claim verdict
     overrules a claim the judge listed on this case, so its index must name one."""
+    case = as_case(case_record)
     if claims:
-        listed = len(judged_claims(case_record, metric))
+        listed = len(judged_claims(case, metric))
         for c in claims:
             if not 1 <= c.index <= listed:
                 raise LabelError(
                     f"claim {c.index} is not a claim the judge of {metric} listed on case "
-                    f"{case_record.get('id')} (it listed {listed})",
+                    f"{case.id} (it listed {listed})",
                     hint=f"give verdicts of claims 1 to {listed}" if listed else "leave claims out",
                 )
     return Label(
-        dataset_sha256=case_dataset_sha256(results, case_record),
-        case_id=str(case_record.get("id")),
-        pipeline=str(case_record.get("pipeline")),
-        digest=case_digest(case_record),
+        dataset_sha256=case_dataset_sha256(results, case),
+        case_id=case.id,
+        pipeline=case.pipeline,
+        digest=case_digest(case),
         metric=metric,
         verdict=verdict,
         reviewer=reviewer,

@@ -19,12 +19,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pytest_ragproof.labels.cases import case_dataset_sha256, case_digest
+from pytest_ragproof.labels.cases import as_results, case_dataset_sha256, case_digest
 from pytest_ragproof.labels.model import Label, LabelKey
 
-__all__ = ["LabelState", "StaleLabel", "current_labels", "latest"]
+if TYPE_CHECKING:
+    from pytest_ragproof.results.models import Case, Results
+
+__all__ = ["LabelState", "StaleLabel", "case_index", "current_labels", "latest"]
 
 StaleReason = Literal["digest", "dataset"]
 
@@ -96,23 +99,24 @@ def latest(labels: Iterable[Label]) -> tuple[list[Label], int]:
     return kept, len(last) - len(kept)
 
 
-def _case_index(results: Mapping[str, Any]) -> dict[tuple[str, str], Mapping[str, Any]]:
-    out: dict[tuple[str, str], Mapping[str, Any]] = {}
-    for case in results.get("cases") or []:
-        if isinstance(case, Mapping):
-            out.setdefault((str(case.get("pipeline")), str(case.get("id"))), case)
+def case_index(results: Results) -> dict[tuple[str, str], Case]:
+    """Each case of ``results`` by (pipeline, case id); the first entry of a key wins."""
+    out: dict[tuple[str, str], Case] = {}
+    for case in results.cases:
+        out.setdefault((case.pipeline, case.id), case)
     return out
 
 
 def current_labels(
-    labels: Sequence[Label] | Iterable[Label], results: Mapping[str, Any]
+    labels: Sequence[Label] | Iterable[Label], results: Results | Mapping[str, Any]
 ) -> LabelState:
     """Split the latest labels into fresh, stale and unmatched against ``results``.
 
     A results document written with ``--ragproof-redact`` keeps no answer or context to
     match labels with: :class:`ConfigError`.
     """
-    if results.get("redacted"):
+    results = as_results(results)
+    if results.redacted:
         from pytest_ragproof.errors import ConfigError
 
         raise ConfigError(
@@ -120,7 +124,7 @@ def current_labels(
             "so labels cannot be matched with them; use the results of a run without it"
         )
     kept, withdrawn = latest(labels)
-    cases = _case_index(results)
+    cases = case_index(results)
     digests: dict[tuple[str, str], str] = {}
     fresh: list[Label] = []
     stale: list[StaleLabel] = []

@@ -139,3 +139,28 @@ def test_labels_of_cases_not_in_the_results_are_unmatched() -> None:
     state = current_labels(labels, only)
     assert [x.case_id for x in state.fresh] == ["q1"]
     assert [(x.case_id, x.pipeline) for x in state.unmatched] == [("q2", "other")]
+
+
+def test_a_typed_case_reads_as_its_parsed_entry() -> None:
+    """labels reads a case through the results model; a parsed entry and its model agree."""
+    from pytest_ragproof.results.schema import results_model
+
+    doc = results(case("q1"), case("q2", answer="Lyon."))
+    typed = results_model(doc)
+    for entry, model in zip(doc["cases"], typed.cases, strict=True):
+        assert case_digest(model) == case_digest(entry)
+        assert judged_metrics(model) == judged_metrics(entry)
+        assert label_for(typed, model, "faithfulness", 1, "ana", time="2026-12-02T10:00:00Z") == (
+            label_for(doc, entry, "faithfulness", 1, "ana", time="2026-12-02T10:00:00Z")
+        )
+
+
+def test_a_case_entry_the_model_refuses_is_one_clear_error() -> None:
+    import pytest
+
+    from pytest_ragproof.errors import ConfigError
+
+    with pytest.raises(ConfigError) as raised:
+        case_digest({**case("q1"), "answer": ["a secret answer"]})
+    assert "case q1" in str(raised.value) and "field answer" in str(raised.value)
+    assert "secret" not in str(raised.value)
