@@ -415,6 +415,7 @@ ALLOWED: dict[str, dict[str, str]] = {
     },
 }
 
+
 def key_reads(source: str) -> list[int]:
     """The line of each read by string key in ``source``: ``x["k"]`` or ``x.get("k", …)``."""
     lines = []
@@ -487,4 +488,3 @@ def test_the_allowances_are_current() -> None:
         assert name in files, f"{name} is in ALLOWED but not a checked reader"
         text = {line.strip() for line in (PACKAGE / name).read_text().splitlines()}
         assert set(lines) <= text, (name, set(lines) - text)
-
