@@ -75,10 +75,6 @@ _DATASET = (
 )
 _AGREEMENT = "a figure of labels.agreement's report (judge-check's figures), not results data"
 _STORE = "a history store's aggregate row (history/), not results data"
-_RECORDS = (
-    "the parsed case entries beside the typed cases, for labels/ (label_for, judged_claims, "
-    "judged_metrics read parsed entries until labels/ reads the model)"
-)
 _MERGED = (
     "the merged document is built from the shards' own entries, so its bytes are theirs "
     "(an integer metric stays one); the checks and the verdict read the model"
@@ -286,9 +282,7 @@ ALLOWED: dict[str, dict[str, str]] = {
         'raw = request.query_params.get("last", "")': _REQUEST,
         'raw = request.query_params.get("page", "")': _REQUEST,
     },
-    "review/results.py": {
-        'records = list(document["cases"]) if results.cases else []': _RECORDS,
-    },
+    "review/results.py": {},
     "review/reviewed.py": {
         'if not isinstance(record, dict) or not isinstance(record.get("id"), str):': _DATASET,
         'if probe.get("review_status") == "rejected":': _DATASET,

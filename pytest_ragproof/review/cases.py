@@ -230,7 +230,7 @@ async def case_page(request: Request) -> Response:
             ("u", "undo"),
         ),
         conversation=conversation_of(case),
-        contexts=contexts_of(case, snapshot.records[index]),
+        contexts=contexts_of(case),
         rows=[
             metric_row(request, snapshot, case, n, show, m, kind, m == first_open)
             for m, kind in metrics

@@ -94,9 +94,7 @@ def metric_row(
         )
     for label in others:
         badge("badge", f"{label.reviewer}: {verdict_text(label.verdict, kind)}")
-    # labels/ reads the parsed case entry (snapshot.records, in the order of the cases)
-    record = snapshot.records[n - 1]
-    claims = judged_claims(record, metric) if metric in CLAIM_METRICS else []
+    claims = judged_claims(case, metric) if metric in CLAIM_METRICS else []
     given = {c.index: c.verdict for c in (mine.claims or ())} if mine is not None else {}
     judgement = (case.judgements or {}).get(metric)
     yes, no = VERDICT_MEANINGS[metric]  # what yes and no say on the metric
@@ -151,7 +149,7 @@ async def label(request: Request) -> Response:
         return found
     review, snapshot, n, show = found
     form = form_of(request)
-    record = snapshot.records[n - 1]  # the parsed case entry labels.label_for reads
+    record = snapshot.cases[n - 1]
     kinds = dict(snapshot.metrics[n - 1])
     metric = form.get("metric", "")
     if metric not in kinds:
@@ -177,7 +175,7 @@ async def label(request: Request) -> Response:
     note = form.get("note", "").strip() or None
     try:
         new = label_for(
-            snapshot.document,
+            snapshot.results,
             record,
             metric,
             verdict,
@@ -203,10 +201,7 @@ async def undo(request: Request) -> Response:
     if mine:
         last = max(enumerate(mine), key=lambda pair: (pair[1].time, pair[0]))[1]
         try:
-            record = snapshot.records[n - 1]  # the parsed case entry labels.label_for reads
-            review.append(
-                label_for(snapshot.document, record, last.metric, None, snapshot.reviewer)
-            )
+            review.append(label_for(snapshot.results, case, last.metric, None, snapshot.reviewer))
         except RagproofError as exc:
             return _bad(request, str(exc))
     return RedirectResponse(case_href(n, show), status_code=303)

@@ -68,9 +68,8 @@ def conversation_of(case: Case) -> Html:
     )
 
 
-def contexts_of(case: Case, record: Mapping[str, Any]) -> Html:
-    """The retrieved contexts with the judges' verdicts on them; ``record``: the parsed
-    case entry, which :func:`pytest_ragproof.labels.judged_claims` reads."""
+def contexts_of(case: Case) -> Html:
+    """The retrieved contexts with the judges' verdicts on them."""
     contexts = case.contexts or []
     judgements = case.judgements or {}
     relevance = {
@@ -78,7 +77,7 @@ def contexts_of(case: Case, record: Mapping[str, Any]) -> Html:
         for e in (judgements.get("context_relevance") or {}).get("contexts") or []
         if isinstance(e, Mapping)
     }
-    claims = judged_claims(record, "faithfulness")
+    claims = judged_claims(case, "faithfulness")
     recall = [
         e
         for e in (judgements.get("context_recall") or {}).get("reference_claims") or []

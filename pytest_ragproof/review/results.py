@@ -9,7 +9,7 @@ the labels file only, through :func:`pytest_ragproof.labels.append_label`.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -54,14 +54,11 @@ def disagrees(score: float | None, verdict: float) -> bool:
 class Snapshot:
     """The results and labels as one page sees them.
 
-    ``results`` is the document's typed model, which the pages read; ``document`` and
-    ``records`` (its case entries, in the order of ``results.cases``) are the parsed
-    document as :mod:`pytest_ragproof.labels` reads it (labels, digests, agreement).
+    ``results`` is the document's typed model, which the pages and
+    :mod:`pytest_ragproof.labels` (labels, digests, agreement) read.
     """
 
-    document: Mapping[str, Any]
     results: Results
-    records: Sequence[Mapping[str, Any]]
     labels: Sequence[Label]
     state: LabelState
     reviewer: str
@@ -71,7 +68,7 @@ class Snapshot:
     )
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "metrics", [judged_metrics(r) for r in self.records])
+        object.__setattr__(self, "metrics", [judged_metrics(c) for c in self.results.cases])
         for label in self.state.fresh:
             self._by_case.setdefault((label.case_id, label.pipeline), []).append(label)
 
@@ -167,13 +164,12 @@ class ResultsReview:
         self.results_path = results
         self.labels_path = labels
         self._stamp: tuple[int, int] | None = None
-        self._document: dict[str, Any] = {}
         self._results: Results | None = None
         self._labels: _LabelsRead | None = None
         self._state: tuple[Any, LabelState] | None = None
         self._snapshot: tuple[Any, Snapshot] | None = None
         self._agreement: tuple[Any, AgreementReport] | None = None
-        self.document()  # refuse a redacted or unreadable file now
+        self.results()  # refuse a redacted or unreadable file now
 
     @classmethod
     def open(cls, results: Path, labels: Path) -> ResultsReview:
@@ -183,11 +179,6 @@ class ResultsReview:
         if labels.exists():
             read_labels(labels)  # a file that is not a labels file is refused, never appended to
         return review
-
-    def document(self) -> dict[str, Any]:
-        """The results file, parsed (re-read when it changed on disk)."""
-        self.results()
-        return self._document
 
     def results(self) -> Results:
         """The results file's typed model (re-read when it changed on disk); ConfigError
@@ -211,7 +202,7 @@ class ResultsReview:
                     "question, answer, context or judge reason, so there is nothing to review. "
                     "Run the tests again without --ragproof-redact to review them"
                 )
-            self._document, self._results, self._stamp = document, results, stamp
+            self._results, self._stamp = results, stamp
         return self._results
 
     def labels(self) -> list[Label]:
@@ -256,18 +247,15 @@ class ResultsReview:
     def snapshot(self, reviewer: str) -> Snapshot:
         """The results and labels now; kept while neither file changes."""
         results = self.results()
-        document = self._document
         labels = self.labels()
         key = (self._stamp, len(labels), id(self._labels), reviewer)
         if self._snapshot is not None and self._snapshot[0] == key:
             return self._snapshot[1]
         state = self._state
         if state is None or state[0] != key[:3]:
-            state = (key[:3], current_labels(labels, document))
+            state = (key[:3], current_labels(labels, results))
             self._state = state
-        # the model checked that every case entry is an object: the parsed ones, for labels/
-        records = list(document["cases"]) if results.cases else []
-        snapshot = Snapshot(document, results, records, labels, state[1], reviewer)
+        snapshot = Snapshot(results, labels, state[1], reviewer)
         self._snapshot = (key, snapshot)
         return snapshot
 
@@ -278,7 +266,7 @@ class ResultsReview:
         snapshot = self.snapshot("")
         key = self._snapshot[0][:3] if self._snapshot is not None else None
         if self._agreement is None or self._agreement[0] != key:
-            self._agreement = (key, agreement(snapshot.document, snapshot.labels))
+            self._agreement = (key, agreement(snapshot.results, snapshot.labels))
         return self._agreement[1]
 
     def append(self, label: Label) -> None:
