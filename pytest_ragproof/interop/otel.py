@@ -30,6 +30,7 @@ from typing import IO, Any
 
 from pytest_ragproof.errors import DatasetError
 from pytest_ragproof.interop.otel_spans import MAX_TEXT, Doc, SpanInfo, SpanShapeError, span_of
+from pytest_ragproof.interop.otlp import as_list, member, resource_service
 
 QUESTION_KEYS = ("question", "query", "query_str", "input", "user_input", "prompt", "message")
 """Members of a JSON ``input.value`` object read as the question, in this order."""
@@ -224,47 +225,27 @@ def _whole(path: Path, first_line: int, first_text: str) -> Any:
     return _parse(path, first_line, first_text)  # raises the first line's own error
 
 
-def _member(value: Mapping[str, Any], *names: str) -> Any:
-    for name in names:
-        if name in value:
-            return value[name]
-    return None
-
-
-def _list(value: Any, what: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise SpanShapeError(f"{what} is not a list")
-    return value
-
-
 def _spans(doc: Any) -> Iterator[tuple[str | None, Any]]:
     """(service.name, raw span) of one request; SpanShapeError where it is no OTLP traces."""
-    from pytest_ragproof.interop.otel_spans import attributes
 
     if not isinstance(doc, Mapping):
         raise SpanShapeError(f"a JSON {type(doc).__name__}, not an OTLP request object")
-    resource_spans = _member(doc, "resourceSpans", "resource_spans")
+    resource_spans = member(doc, "resourceSpans", "resource_spans")
     if resource_spans is None:
         raise SpanShapeError(
             "OTLP metrics, not traces"
             if "resourceMetrics" in doc
             else "not an OTLP trace export (no resourceSpans)"
         )
-    for rs in _list(resource_spans, "resourceSpans"):
+    for rs in as_list(resource_spans, "resourceSpans"):
         if not isinstance(rs, Mapping):
             raise SpanShapeError("a resourceSpans entry is not an object")
-        resource = rs.get("resource") or {}
-        if not isinstance(resource, Mapping):
-            raise SpanShapeError("a resource is not an object")
-        service = attributes(resource.get("attributes")).get("service.name")
-        service = service if isinstance(service, str) and service else None
-        scopes = _member(rs, "scopeSpans", "scope_spans", "instrumentationLibrarySpans")
-        for scope in _list(scopes, "scopeSpans"):
+        service = resource_service(rs)
+        scopes = member(rs, "scopeSpans", "scope_spans", "instrumentationLibrarySpans")
+        for scope in as_list(scopes, "scopeSpans"):
             if not isinstance(scope, Mapping):
                 raise SpanShapeError("a scopeSpans entry is not an object")
-            for raw in _list(scope.get("spans"), "spans"):
+            for raw in as_list(scope.get("spans"), "spans"):
                 yield service, raw
 
 

@@ -31,6 +31,7 @@ from pytest_ragproof.interop.otel_spans import (
     attributes,
     genai,
 )
+from pytest_ragproof.interop.otlp import as_list, resource_service
 
 
 @dataclass(slots=True)
@@ -42,14 +43,6 @@ class LoggedSpan:
     service: str | None
     start_ns: int
     events: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)  # time first
-
-
-def _list(value: Any, what: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise SpanShapeError(f"{what} is not a list")
-    return value
 
 
 def _time(record: Mapping[str, Any]) -> int:
@@ -105,19 +98,15 @@ class LogRecords:
 
     def add(self, doc: Mapping[str, Any], file: str, line: int) -> None:
         """The records of one ``ExportLogsServiceRequest``; SpanShapeError if it is none."""
-        for rl in _list(doc.get("resourceLogs", doc.get("resource_logs")), "resourceLogs"):
+        for rl in as_list(doc.get("resourceLogs", doc.get("resource_logs")), "resourceLogs"):
             if not isinstance(rl, Mapping):
                 raise SpanShapeError("a resourceLogs entry is not an object")
-            resource = rl.get("resource") or {}
-            if not isinstance(resource, Mapping):
-                raise SpanShapeError("a resource is not an object")
-            service = attributes(resource.get("attributes")).get("service.name")
-            service = service if isinstance(service, str) and service else None
-            for scope in _list(rl.get("scopeLogs", rl.get("scope_logs")), "scopeLogs"):
+            service = resource_service(rl)
+            for scope in as_list(rl.get("scopeLogs", rl.get("scope_logs")), "scopeLogs"):
                 if not isinstance(scope, Mapping):
                     raise SpanShapeError("a scopeLogs entry is not an object")
                 records = scope.get("logRecords", scope.get("log_records"))
-                for record in _list(records, "logRecords"):
+                for record in as_list(records, "logRecords"):
                     event = _event(record)
                     if event is None:
                         continue
