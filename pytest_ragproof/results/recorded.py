@@ -26,7 +26,7 @@ class RecordedBaseline(_Open):
     path: StrictStr
     update: StrictBool
     tolerances: list[StrictStr]
-    alpha: Any  # as given: parsed like --ragproof-baseline-alpha
+    alpha: Any  # as given: parsed like --ragproof-regression-alpha
     allow_dataset_change: StrictBool
     fail_on_case_regression: StrictBool
 

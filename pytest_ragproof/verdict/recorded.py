@@ -74,7 +74,7 @@ def _judges_record(judges: JudgeSettings) -> dict[str, Any]:
     # Recorded only when set, so the files of runs without them read as before.
     if judges.max_tokens is not None:
         out["max_tokens"] = judges.max_tokens
-    if judges.instructions != "system":
+    if judges.instructions != defaults.JUDGE_INSTRUCTIONS:
         out["instructions"] = judges.instructions
     return out
 
@@ -132,9 +132,9 @@ def config_from_record(
         judge_budget_usd=None if j is None else j.budget_usd,
         judge_max_calls=None if j is None else j.max_calls,
         judge_dry_run=False if j is None else j.dry_run,
-        judge_response_format="auto" if j is None else j.response_format,
+        judge_response_format=defaults.RESPONSE_FORMAT if j is None else j.response_format,
         judge_max_tokens=None if j is None else j.max_tokens,
-        judge_instructions="system" if j is None else j.instructions,
+        judge_instructions=defaults.JUDGE_INSTRUCTIONS if j is None else j.instructions,
     )
 
 
